@@ -1,0 +1,57 @@
+"""Black-box end-to-end harness for the contenox binary.
+
+A case gets a scratch instance, registers a scripted dialog as its model and
+drives the real binary::
+
+    def test_worked_run_lands(instance):
+        instance.init()
+        instance.use_script(Script(turns=[
+            Turn(text="Filing.", tool_calls=[mission_report("result", "home")]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Mission finished.",
+        ]))
+        instance.contenox("run", "--policy", "run", "report").assert_success()
+"""
+
+from .binary import CONTENOX_VERSION, Binary, BinaryError, cache_dir, resolve_binary
+from .command import DEFAULT_TIMEOUT, CommandTimeout, Result, notices, run
+from .dialog import (
+    Capabilities,
+    DialogError,
+    Script,
+    ToolCall,
+    Turn,
+    Usage,
+    mission_finish,
+    mission_report,
+    route,
+    validate_dialog,
+)
+from .instance import Instance, InstanceError, hermetic_env, real_contenox_home
+
+__all__ = [
+    "CONTENOX_VERSION",
+    "DEFAULT_TIMEOUT",
+    "Binary",
+    "BinaryError",
+    "Capabilities",
+    "CommandTimeout",
+    "DialogError",
+    "Instance",
+    "InstanceError",
+    "Result",
+    "Script",
+    "ToolCall",
+    "Turn",
+    "Usage",
+    "cache_dir",
+    "hermetic_env",
+    "mission_finish",
+    "mission_report",
+    "notices",
+    "real_contenox_home",
+    "resolve_binary",
+    "route",
+    "run",
+    "validate_dialog",
+]

@@ -1,0 +1,390 @@
+"""Typed scripted-test dialogs.
+
+The dataclass field names are the JSON field names of
+contenox-docs/development/scripted-test-backend.md, so a dialog reads in
+Python as it does on disk::
+
+    Script(turns=[
+        Turn(text="Let me look.", tool_calls=[ToolCall(name="git_diff", arguments={"path": "."})]),
+        "Two files changed.",          # a plain string is a text-only turn
+    ])
+
+Every dialog is checked twice before it can reach contenox: by the
+constructors (which name the turn and field that is wrong) and by the JSON
+Schema shipped beside this module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import jsonschema
+
+__all__ = [
+    "Capabilities",
+    "DialogError",
+    "Script",
+    "ToolCall",
+    "Turn",
+    "Usage",
+    "mission_finish",
+    "mission_report",
+    "route",
+    "validate_dialog",
+]
+
+JSON: TypeAlias = Any
+
+
+class DialogError(ValueError):
+    """A dialog that contenox would refuse, or that would prove nothing.
+
+    The message names where (``turns[2].usage.total_tokens``) and what to do.
+    """
+
+
+def _where(turn: int | None, fieldname: str) -> str:
+    return fieldname if turn is None else f"turns[{turn}].{fieldname}"
+
+
+def _check_count(value: object, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DialogError(f"{where} must be a whole number, got {value!r}")
+    if value < 0:
+        raise DialogError(f"{where} must not be negative, got {value}")
+
+
+def _check_positive(value: object, where: str) -> None:
+    _check_count(value, where)
+    assert isinstance(value, int)
+    if value == 0:
+        raise DialogError(f"{where} must be at least 1, got 0")
+
+
+def _check_json(value: object, where: str) -> None:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise DialogError(
+            f"{where} is not JSON-serialisable ({err}); use plain dicts, lists, "
+            "strings, numbers, booleans and None"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A turn's token accounting, reported instead of the estimating tokenizer's."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+
+    def check(self, turn: int | None = None) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                _check_count(value, _where(turn, f"usage.{f.name}"))
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """Per-capability overrides; unset means contenox's default (``true``)."""
+
+    chat: bool | None = None
+    stream: bool | None = None
+    prompt: bool | None = None
+    embed: bool | None = None
+    think: bool | None = None
+    vision: bool | None = None
+    audio: bool | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object]) -> Capabilities:
+        known = {f.name for f in fields(cls)}
+        for key, value in data.items():
+            if key not in known:
+                raise DialogError(
+                    f"capabilities.{key} is not a capability; the backend knows "
+                    f"{', '.join(sorted(known))}"
+                )
+            if not isinstance(value, bool):
+                raise DialogError(f"capabilities.{key} must be true or false, got {value!r}")
+        return cls(**data)  # type: ignore[arg-type]
+
+    def to_json(self) -> dict[str, bool]:
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of a turn. ``arguments`` is an object, or a raw JSON string."""
+
+    name: str
+    arguments: Mapping[str, JSON] | str | None = None
+    id: str | None = None
+
+    def check(self, turn: int | None, index: int) -> None:
+        where = _where(turn, f"tool_calls[{index}]")
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise DialogError(f"{where}.name must name a tool (e.g. 'list_dir'), got {self.name!r}")
+        if self.id is not None and (not isinstance(self.id, str) or not self.id):
+            raise DialogError(f"{where}.id must be a non-empty string or left out, got {self.id!r}")
+        if self.arguments is not None and not isinstance(self.arguments, (str, Mapping)):
+            raise DialogError(
+                f"{where}.arguments must be an object or a raw JSON string, "
+                f"got {type(self.arguments).__name__}"
+            )
+        if isinstance(self.arguments, Mapping):
+            _check_json(dict(self.arguments), f"{where}.arguments")
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        out["name"] = self.name
+        if self.arguments is not None:
+            out["arguments"] = (
+                self.arguments if isinstance(self.arguments, str) else dict(self.arguments)
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model turn: text, a thinking trace, tool calls, or a mix."""
+
+    text: str | None = None
+    thinking: str | None = None
+    tool_calls: Sequence[ToolCall] = ()
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+    @property
+    def is_plain_text(self) -> bool:
+        """A turn that ends a chat loop: visible text and no tool call."""
+        return bool(self.text) and not self.tool_calls
+
+    def check(self, turn: int | None = None) -> None:
+        for name in ("text", "thinking", "finish_reason"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise DialogError(f"{_where(turn, name)} must be a string, got {value!r}")
+        if self.finish_reason == "":
+            raise DialogError(f"{_where(turn, 'finish_reason')} must not be empty; leave it out")
+        if self.text is None and self.thinking is None and not self.tool_calls:
+            raise DialogError(
+                f"{'turn' if turn is None else f'turns[{turn}]'} is empty: give it text, "
+                "thinking or tool_calls (contenox rejects an empty turn when the script loads)"
+            )
+        for index, call in enumerate(self.tool_calls):
+            if not isinstance(call, ToolCall):
+                raise DialogError(
+                    f"{_where(turn, f'tool_calls[{index}]')} must be a ToolCall, got {call!r}"
+                )
+            call.check(turn, index)
+        if self.usage is not None:
+            if not isinstance(self.usage, Usage):
+                raise DialogError(f"{_where(turn, 'usage')} must be a Usage, got {self.usage!r}")
+            self.usage.check(turn)
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {}
+        if self.text is not None:
+            out["text"] = self.text
+        if self.thinking is not None:
+            out["thinking"] = self.thinking
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_json() for call in self.tool_calls]
+        if self.finish_reason is not None:
+            out["finish_reason"] = self.finish_reason
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Turn:
+        usage = data.get("usage")
+        return cls(
+            text=data.get("text"),
+            thinking=data.get("thinking"),
+            tool_calls=tuple(
+                ToolCall(name=c.get("name"), arguments=c.get("arguments"), id=c.get("id"))
+                for c in data.get("tool_calls") or ()
+            ),
+            finish_reason=data.get("finish_reason"),
+            usage=Usage(**usage) if usage is not None else None,
+        )
+
+
+TurnLike: TypeAlias = Turn | str
+
+
+@dataclass(frozen=True)
+class Script:
+    """A whole dialog. Refused at construction if contenox would refuse it.
+
+    The last turn must be plain text: after a tool result the chat loop asks
+    the model again, so a dialog ending on a tool call is one turn short and
+    the run dies "exhausted". Pass ``runs_past_end=True`` when that is what
+    the case is about.
+
+    >>> Script(turns=["hello"]).to_json()
+    {'turns': [{'text': 'hello'}]}
+    """
+
+    turns: Sequence[TurnLike]
+    model: str | None = None
+    context_length: int | None = None
+    max_output_tokens: int | None = None
+    embed_dimensions: int | None = None
+    capabilities: Capabilities | Mapping[str, bool] | None = None
+    # Not a JSON field: the case's explicit word that the run goes past the end.
+    runs_past_end: bool = field(default=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.turns, (str, bytes)) or not isinstance(self.turns, Sequence):
+            raise DialogError(
+                f"turns must be a list of Turn (or strings), got {type(self.turns).__name__}"
+            )
+        turns = tuple(Turn(text=t) if isinstance(t, str) else t for t in self.turns)
+        object.__setattr__(self, "turns", turns)
+        if self.capabilities is not None and not isinstance(self.capabilities, Capabilities):
+            if not isinstance(self.capabilities, Mapping):
+                raise DialogError(
+                    f"capabilities must be a Capabilities or a mapping, got {self.capabilities!r}"
+                )
+            object.__setattr__(self, "capabilities", Capabilities.from_mapping(self.capabilities))
+        self._check()
+
+    def _check(self) -> None:
+        if not self.turns:
+            raise DialogError(
+                "turns is empty: a script needs at least one turn, and its last one "
+                "should be plain text, e.g. Script(turns=['done'])"
+            )
+        if self.model is not None and (not isinstance(self.model, str) or not self.model):
+            raise DialogError(f"model must be a non-empty string or left out, got {self.model!r}")
+        for name in ("context_length", "max_output_tokens", "embed_dimensions"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_positive(value, name)
+        for index, turn in enumerate(self.turns):
+            if not isinstance(turn, Turn):
+                raise DialogError(f"turns[{index}] must be a Turn or a string, got {turn!r}")
+            turn.check(index)
+        last = self.turns[-1]
+        assert isinstance(last, Turn)
+        if not last.is_plain_text and not self.runs_past_end:
+            raise DialogError(
+                f"turns[{len(self.turns) - 1}] is the last turn and it is not plain text. "
+                "After a tool result the chat loop asks the model again, so this run "
+                "would die one turn short with the script exhausted. Close the dialog "
+                "with a text turn such as Turn(text='Done.'), or pass runs_past_end=True "
+                "if running past the end is what the case checks."
+            )
+
+    def to_json(self) -> dict[str, JSON]:
+        """The document as contenox reads it; only the fields that were set."""
+        out: dict[str, JSON] = {}
+        for name in ("model", "context_length", "max_output_tokens", "embed_dimensions"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if isinstance(self.capabilities, Capabilities):
+            out["capabilities"] = self.capabilities.to_json()
+        out["turns"] = [t.to_json() for t in self.turns if isinstance(t, Turn)]
+        validate_dialog(out)
+        return out
+
+    def dumps(self) -> str:
+        """Indented JSON with sorted keys and a trailing newline (stable diffs)."""
+        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def write(self, path: Path) -> Path:
+        """Validate, then write the dialog to ``path``."""
+        path.write_text(self.dumps(), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: Path | str, *, runs_past_end: bool = False) -> Script:
+        """Read a dialog file (an object with ``turns``, or a bare array of turns)."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as err:
+            raise DialogError(f"cannot read dialog {path}: {err}") from None
+        return cls.from_json(data, runs_past_end=runs_past_end, source=str(path))
+
+    @classmethod
+    def from_json(
+        cls, data: JSON, *, runs_past_end: bool = False, source: str = "dialog"
+    ) -> Script:
+        validate_dialog(data, source=source)
+        doc: dict[str, JSON] = {"turns": data} if isinstance(data, list) else dict(data)
+        caps = doc.get("capabilities")
+        return cls(
+            turns=[Turn.from_json(t) for t in doc["turns"]],
+            model=doc.get("model"),
+            context_length=doc.get("context_length"),
+            max_output_tokens=doc.get("max_output_tokens"),
+            embed_dimensions=doc.get("embed_dimensions"),
+            capabilities=Capabilities.from_mapping(caps) if caps is not None else None,
+            runs_past_end=runs_past_end,
+        )
+
+    @property
+    def model_name(self) -> str:
+        """The model name the backend exposes (``scripted-test`` when unset)."""
+        return self.model or "scripted-test"
+
+
+@cache
+def _schema() -> dict[str, JSON]:
+    text = resources.files("harness").joinpath("dialog.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, JSON] = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def validate_dialog(data: JSON, *, source: str = "dialog") -> None:
+    """Check a dialog document against the shipped JSON Schema (Draft 2020-12)."""
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    lines = []
+    for err in errors[:5]:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        lines.append(f"  {where.lstrip('.') or '(document)'}: {err.message}")
+    raise DialogError(f"{source} does not match the dialog schema:\n" + "\n".join(lines))
+
+
+def mission_report(kind: str, summary: str, **extra: JSON) -> ToolCall:
+    """A ``mission_report`` call, e.g. ``mission_report("result", "what I found")``."""
+    return ToolCall(name="mission_report", arguments={"kind": kind, "summary": summary, **extra})
+
+
+def mission_finish(status: str, **extra: JSON) -> ToolCall:
+    """A ``mission_finish`` call, e.g. ``mission_finish("landed")``."""
+    return ToolCall(name="mission_finish", arguments={"status": status, **extra})
+
+
+def route(label: str = "general") -> Turn:
+    """The opening turn the ``acp`` router chain reads as a classifier label."""
+    return Turn(text=label)

@@ -1,0 +1,211 @@
+"""A hermetic contenox instance: a scratch root every command of a case runs in.
+
+::
+
+    root/
+      home/   HOME of every child (so ~/.contenox is scratch)
+      work/   the cwd of every command: the workspace
+      tmp/    TMPDIR
+
+The child's environment is the parent's minus every ``CONTENOX_*``, ``XDG_*``
+and provider credential variable, with ``TERM`` pinned, so nothing ambient
+reaches contenox and nothing contenox writes lands outside the root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .command import DEFAULT_TIMEOUT, Result, run
+from .dialog import Script
+
+__all__ = [
+    "Instance",
+    "InstanceError",
+    "hermetic_env",
+    "real_contenox_home",
+]
+
+# Variables that must never reach a child: contenox's own overrides, XDG
+# relocations of config/cache/data, and provider credentials.
+_DROP_PREFIXES = ("CONTENOX_", "XDG_", "AWS_", "GOOGLE_", "AZURE_", "VERTEX_", "SANDBOX_")
+_DROP_EXACT = frozenset(
+    {
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "OLLAMA_API_KEY",
+        "OLLAMA_HOST",
+        "MISTRAL_API_KEY",
+        "GROQ_API_KEY",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+    }
+)
+_DROP_SUFFIX = re.compile(r"_(API_KEY|API_TOKEN|ACCESS_TOKEN|SECRET_KEY)$")
+
+PINNED_TERM = "dumb"
+
+
+class InstanceError(RuntimeError):
+    """An instance that must not be used (for example, one inside the real ~/.contenox)."""
+
+
+def real_contenox_home() -> Path:
+    """The ``~/.contenox`` of whoever runs the suite: never to be touched."""
+    return (Path(os.path.expanduser("~")) / ".contenox").resolve()
+
+
+def _dropped(name: str) -> bool:
+    return (
+        name in _DROP_EXACT
+        or name.startswith(_DROP_PREFIXES)
+        or _DROP_SUFFIX.search(name) is not None
+    )
+
+
+def hermetic_env(home: Path, tmp: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The parent environment, scrubbed, with HOME/TMPDIR/TERM pinned."""
+    source = os.environ if base is None else base
+    env = {k: v for k, v in source.items() if not _dropped(k)}
+    env["HOME"] = str(home)
+    env["TMPDIR"] = str(tmp)
+    env["TERM"] = PINNED_TERM
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def _inside(path: Path, parent: Path) -> bool:
+    try:
+        path.relative_to(parent)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass
+class Instance:
+    """One case's scratch contenox: its dirs, its environment, its commands.
+
+    >>> inst = Instance.create(tmp_path / "case", binary=Path("/opt/contenox"))
+    >>> inst.contenox("version").assert_success()
+    """
+
+    root: Path
+    binary: Path
+    timeout: float = DEFAULT_TIMEOUT
+    history: list[Result] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, root: Path, *, binary: Path, timeout: float = DEFAULT_TIMEOUT) -> Instance:
+        root = root.resolve()
+        guard = real_contenox_home()
+        home = root / "home"
+        if _inside(home, guard):
+            raise InstanceError(
+                f"refusing to use {home} as a scratch home: it lies inside the real "
+                f"{guard}, which the suite must never touch. Put the scratch root "
+                "elsewhere (pytest --basetemp=DIR, or TMPDIR)."
+            )
+        for name in ("home", "work", "tmp"):
+            (root / name).mkdir(parents=True, exist_ok=True)
+        return cls(root=root, binary=binary, timeout=timeout)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The child environment; ``extra`` is applied last (a case may set CONTENOX_* itself)."""
+        env = hermetic_env(self.home, self.tmp)
+        if extra:
+            env.update(extra)
+        return env
+
+    def run(
+        self,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        stdin: str | bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float | None = None,
+    ) -> Result:
+        """Run any program inside the instance (cwd ``work/``, hermetic env)."""
+        result = run(
+            argv,
+            stdin=stdin,
+            env=self.env(env),
+            cwd=cwd if cwd is not None else self.work,
+            timeout=timeout if timeout is not None else self.timeout,
+        )
+        self.history.append(result)
+        return result
+
+    def contenox(
+        self,
+        *args: str | os.PathLike[str],
+        stdin: str | bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        timeout: float | None = None,
+    ) -> Result:
+        """Run ``contenox <args>``; returns the :class:`Result` whatever the exit code."""
+        return self.run([self.binary, *args], stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+
+    def must(self, *args: str | os.PathLike[str], **kwargs: object) -> Result:
+        """Run ``contenox <args>`` and fail right here, with its output, unless it exits 0."""
+        return self.contenox(*args, **kwargs).assert_success()  # type: ignore[arg-type]
+
+    def write(self, relpath: str, content: str | bytes) -> Path:
+        """Place a file in the workspace (``work/relpath``)."""
+        path = self.work / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    def init(self) -> Result:
+        """``contenox init``: the workspace marker, shipped chains and rendered envelopes."""
+        return self.must("init")
+
+    def use_script(
+        self,
+        script: Script,
+        *,
+        name: str = "scripted",
+        filename: str = "dialog.json",
+        make_default: bool = True,
+    ) -> Path:
+        """Write ``script`` into ``work/`` and register it as a scripted-test backend.
+
+        Runs ``backend add <name> --type scripted-test --script <path>`` and,
+        unless ``make_default`` is false, points ``default-provider`` and
+        ``default-model`` at it. Each command must succeed or the case fails
+        right there with its output. Returns the dialog's path.
+        """
+        path = script.write(self.work / filename)
+        self.must("backend", "add", name, "--type", "scripted-test", "--script", path)
+        if make_default:
+            self.must("config", "set", "default-provider", "scripted-test")
+            self.must("config", "set", "default-model", script.model_name)
+        return path
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
