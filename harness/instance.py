@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,6 +101,9 @@ class Instance:
     binary: Path
     timeout: float = DEFAULT_TIMEOUT
     history: list[Result] = field(default_factory=list)
+    # Called at the end of the case, newest first. Each returns None when it
+    # had nothing to clean, or a sentence saying what it had to kill.
+    cleanups: list[Callable[[], str | None]] = field(default_factory=list)
 
     @classmethod
     def create(cls, root: Path, *, binary: Path, timeout: float = DEFAULT_TIMEOUT) -> Instance:
@@ -206,6 +209,15 @@ class Instance:
             self.must("config", "set", "default-provider", "scripted-test")
             self.must("config", "set", "default-model", script.model_name)
         return path
+
+    def close(self) -> list[str]:
+        """Run every cleanup; return what was left running and had to be killed."""
+        leftovers: list[str] = []
+        while self.cleanups:
+            report = self.cleanups.pop()()
+            if report:
+                leftovers.append(report)
+        return leftovers
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

@@ -81,8 +81,16 @@ def instance(
     )
     request.node.stash[_INSTANCE] = inst
     yield inst
-    if not request.node.stash.get(_FAILED, False) and not _keep_requested():
+    leftovers = inst.close()
+    if not request.node.stash.get(_FAILED, False) and not _keep_requested() and not leftovers:
         inst.remove()
+    if leftovers:
+        pytest.fail(
+            "the case left processes running; they were killed with their process groups:\n  "
+            + "\n  ".join(leftovers)
+            + f"\nscratch root kept at {inst.root}",
+            pytrace=False,
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
