@@ -1,0 +1,162 @@
+"""Resolving the binary: CONTENOX_BIN, CONTENOX_SRC, the pinned release, once per machine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness import CONTENOX_VERSION, BinaryError, resolve_binary
+
+# A stand-in for `go`: counts its invocations and "installs" a contenox that
+# prints a version. It sleeps so two concurrent resolvers overlap.
+FAKE_GO = """
+import os, sys, time
+from pathlib import Path
+with open(os.environ["FAKE_GO_COUNT"], "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+time.sleep(1.0)
+if sys.argv[1] == "install":
+    out = Path(os.environ["GOBIN"]) / "contenox"
+elif sys.argv[1] == "build":
+    out = Path(sys.argv[sys.argv.index("-o") + 1])
+else:
+    sys.exit("fake go: unexpected " + " ".join(sys.argv[1:]))
+out.write_text("#!/bin/sh\\necho 'contenox version v1.0.0'\\n")
+out.chmod(0o755)
+"""
+
+FAKE_CONTENOX = """
+import sys
+print("contenox version v9.9.9-test")
+"""
+
+
+def _env(tmp_path: Path, bindir: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENOX_")}
+    # Only the fake go (or nothing) on PATH, plus what python and sh need.
+    env["PATH"] = os.pathsep.join([str(bindir)] if bindir else []) + os.pathsep + "/usr/bin:/bin"
+    env["CONTENOX_E2E_CACHE"] = str(tmp_path / "cache")
+    env["FAKE_GO_COUNT"] = str(tmp_path / "go-calls.txt")
+    return env
+
+
+RESOLVE = "from harness import resolve_binary; print(resolve_binary().header())"
+
+
+def test_contenox_bin_is_used_as_is(make_program: Callable[[str, str], Path]) -> None:
+    fake = make_program("contenox", FAKE_CONTENOX)
+    binary = resolve_binary({"CONTENOX_BIN": str(fake)})
+    assert binary.path == fake
+    assert binary.version == "contenox version v9.9.9-test"
+    assert "CONTENOX_BIN" in binary.how
+
+
+def test_contenox_bin_that_is_not_executable_is_refused(tmp_path: Path) -> None:
+    plain = tmp_path / "contenox"
+    plain.write_text("not a program")
+    with pytest.raises(BinaryError, match="is not an executable file"):
+        resolve_binary({"CONTENOX_BIN": str(plain)})
+    with pytest.raises(BinaryError, match="does not exist"):
+        resolve_binary({"CONTENOX_BIN": str(tmp_path / "missing")})
+
+
+def test_no_go_and_no_binary_fails_once_naming_the_three_ways_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(BinaryError) as err:
+        resolve_binary({"CONTENOX_E2E_CACHE": str(tmp_path / "cache")})
+    message = str(err.value)
+    assert "Go is not on PATH" in message
+    for way in ("CONTENOX_BIN=", "CONTENOX_SRC=", "install Go"):
+        assert way in message
+
+
+def test_a_cached_release_is_used_without_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_program: Callable[[str, str], Path]
+) -> None:
+    cached = tmp_path / "cache" / CONTENOX_VERSION / "contenox"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(make_program("contenox", FAKE_CONTENOX).read_bytes())
+    cached.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    binary = resolve_binary({"CONTENOX_E2E_CACHE": str(tmp_path / "cache")})
+    assert binary.path == cached
+    assert "cached" in binary.how
+
+
+def test_two_processes_resolving_at_once_build_once(
+    tmp_path: Path, make_program: Callable[[str, str], Path]
+) -> None:
+    go = make_program("go", FAKE_GO)
+    env = _env(tmp_path, go.parent)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RESOLVE], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
+    outputs = [p.communicate(timeout=60)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    calls = (tmp_path / "go-calls.txt").read_text().splitlines()
+    assert calls == [f"install github.com/contenox/contenox/cmd/contenox@{CONTENOX_VERSION}"]
+    target = tmp_path / "cache" / CONTENOX_VERSION / "contenox"
+    assert all(str(target) in out for out in outputs), outputs
+    assert sum("built now" in out for out in outputs) == 1, outputs
+    # Nothing half-written is left beside the binary.
+    assert sorted(p.name for p in target.parent.iterdir()) == ["contenox"]
+
+
+def test_a_failed_build_leaves_no_binary_and_shows_the_output(
+    tmp_path: Path, make_program: Callable[[str, str], Path]
+) -> None:
+    go = make_program(
+        "go", "import sys\nprint('compile error: boom', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    env = _env(tmp_path, go.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", RESOLVE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode != 0
+    assert "compile error: boom" in proc.stderr
+    assert not (tmp_path / "cache" / CONTENOX_VERSION / "contenox").exists()
+
+
+def _checkout(tmp_path: Path) -> Path:
+    src = tmp_path / "contenox-src"
+    (src / "cmd" / "contenox").mkdir(parents=True)
+    (src / "go.mod").write_text("module github.com/contenox/contenox\n")
+    (src / "cmd" / "contenox" / "main.go").write_text("package main\n")
+    return src
+
+
+def test_contenox_src_is_built_then_reused_until_a_source_changes(
+    tmp_path: Path, make_program: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = make_program("go", FAKE_GO)
+    src = _checkout(tmp_path)
+    for key, value in _env(tmp_path, go.parent).items():
+        monkeypatch.setenv(key, value)
+
+    first = resolve_binary({"CONTENOX_SRC": str(src)})
+    assert first.path == src / "bin" / "contenox"
+    assert "just now" in first.how
+    second = resolve_binary({"CONTENOX_SRC": str(src)})
+    assert "up to date" in second.how
+
+    later = time.time() + 5
+    os.utime(src / "cmd" / "contenox" / "main.go", (later, later))
+    third = resolve_binary({"CONTENOX_SRC": str(src)})
+    assert "just now" in third.how
+    assert len((tmp_path / "go-calls.txt").read_text().splitlines()) == 2
+
+
+def test_contenox_src_that_is_no_checkout_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BinaryError, match="is not a contenox checkout"):
+        resolve_binary({"CONTENOX_SRC": str(tmp_path)})
