@@ -1,0 +1,380 @@
+"""Background processes: start one, talk to it while it runs, then wait for its Result.
+
+A case that needs two processes at once — a ``contenox run`` blocked on an
+approval while ``contenox approvals respond`` answers it — starts the first in
+the background::
+
+    blocked = start_contenox(instance, "run", "--policy", "run", "check the env")
+    wait_until(lambda: "permission" in instance.must("approvals", "list").stdout,
+               timeout=30, what="the run's ask to reach the inbox", context=blocked.describe)
+    ...
+    blocked.wait(timeout=60).assert_success()
+
+Every child leads its own session (so its own process group): a signal, a
+kill and the end-of-case cleanup reach the whole tree, not just the leader.
+:func:`start_in` and :func:`start_contenox` register that cleanup on the
+instance, so whatever a case leaves running is killed and reported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, TypeVar
+
+from .command import CommandTimeout, Result, kill_group
+
+if TYPE_CHECKING:
+    from .instance import Instance
+
+__all__ = [
+    "Process",
+    "WaitTimeout",
+    "start",
+    "start_contenox",
+    "start_in",
+    "wait_until",
+]
+
+T = TypeVar("T")
+
+# How long a reader thread may keep a pipe open after the leader exited: a
+# descendant that left the group can hold it; nothing waits on it forever.
+_DRAIN_TIMEOUT = 5.0
+
+
+class WaitTimeout(AssertionError):
+    """:func:`wait_until` ran out of time; the message says what was awaited and what was seen."""
+
+
+def wait_until(
+    condition: Callable[[], T | None],
+    timeout: float,
+    *,
+    what: str = "the condition",
+    interval: float = 0.05,
+    context: Callable[[], str] | None = None,
+) -> T:
+    """Poll ``condition`` until it returns something truthy; return that.
+
+    On timeout raise :class:`WaitTimeout` naming ``what`` and attaching
+    ``context()`` (for example a process's output so far), so a red case says
+    what it was waiting for and what it saw instead::
+
+        row = wait_until(lambda: find_ask(instance), timeout=30,
+                         what="a pending ask in `approvals list`", context=proc.describe)
+    """
+    if timeout <= 0:
+        raise ValueError(f"timeout must be positive seconds, got {timeout!r}")
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            seen = f"\nwhat was seen:\n{context()}" if context is not None else ""
+            raise WaitTimeout(
+                f"gave up after {timeout:g}s waiting for {what}; raise the timeout if the "
+                f"product is merely slow, or look at why it never happened.{seen}"
+            )
+        time.sleep(interval)
+
+
+def _decode(data: bytes | bytearray) -> str:
+    return bytes(data).decode("utf-8", errors="replace")
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # Someone else's process now has that id: not ours to report.
+        return False
+    return True
+
+
+class Process:
+    """A running child: its stdin, its process group, and what it printed so far.
+
+    Build one with :func:`start`, :func:`start_in` or :func:`start_contenox`.
+
+    >>> proc = start(["cat"])
+    >>> proc.write("hello\\n"); proc.close_stdin()
+    >>> proc.wait(timeout=5).assert_stdout_contains("hello")
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stdin: bool = True,
+        on_stdout_line: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self.argv = tuple(os.fspath(a) for a in argv)
+        self._lock = threading.Lock()
+        self._stdout = bytearray()
+        self._stderr = bytearray()
+        self._on_stdout_line = on_stdout_line
+        self.started = time.monotonic()
+        self._result: Result | None = None
+        self._popen = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=Path(cwd) if cwd is not None else None,
+            start_new_session=True,
+        )
+        assert self._popen.stdout is not None and self._popen.stderr is not None
+        self._readers = [
+            threading.Thread(
+                target=self._read, args=(self._popen.stdout, self._stdout, True), daemon=True
+            ),
+            threading.Thread(
+                target=self._read, args=(self._popen.stderr, self._stderr, False), daemon=True
+            ),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, pipe: IO[bytes], sink: bytearray, lines: bool) -> None:
+        # Line by line on stdout so an ACP client sees each message as it
+        # lands; stderr only ever needs to be whole.
+        fd = pipe.fileno()
+        read: Callable[[], bytes] = pipe.readline if lines else (lambda: os.read(fd, 65536))
+        while True:
+            try:
+                chunk = read()
+            except (OSError, ValueError):
+                break
+            if not chunk:
+                break
+            with self._lock:
+                sink.extend(chunk)
+            if lines and self._on_stdout_line is not None:
+                self._on_stdout_line(chunk)
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def running(self) -> bool:
+        """True while the leader has not exited."""
+        return self._popen.poll() is None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The leader's exit code (``-N`` for signal N), or None while it runs."""
+        return self._popen.poll()
+
+    @property
+    def stdout(self) -> str:
+        """Everything on stdout so far."""
+        with self._lock:
+            return _decode(self._stdout)
+
+    @property
+    def stderr(self) -> str:
+        """Everything on stderr so far (log lines and notices)."""
+        with self._lock:
+            return _decode(self._stderr)
+
+    def write(self, data: str | bytes) -> None:
+        """Write to the child's stdin and flush."""
+        stdin = self._popen.stdin
+        if stdin is None:
+            raise ValueError(
+                f"{self.argv[0]} was started without a stdin pipe; start it with stdin=True"
+            )
+        stdin.write(data.encode("utf-8") if isinstance(data, str) else data)
+        stdin.flush()
+
+    def close_stdin(self) -> None:
+        """Close the child's stdin (EOF), as a pipe writer finishing does."""
+        if self._popen.stdin is not None and not self._popen.stdin.closed:
+            try:
+                self._popen.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the child's whole process group."""
+        kill_group(self._popen, sig)
+
+    def interrupt(self) -> None:
+        """SIGINT to the whole group, as Ctrl-C at a terminal does."""
+        self.signal(signal.SIGINT)
+
+    def hangup(self) -> None:
+        """SIGHUP to the whole group, as a closing terminal does."""
+        self.signal(signal.SIGHUP)
+
+    def kill(self, *, grace: float = 0.0) -> None:
+        """Kill the whole group: SIGTERM first when ``grace`` > 0, SIGKILL after it."""
+        if grace > 0 and self.running:
+            self.signal(signal.SIGTERM)
+            try:
+                self._popen.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        self.signal(signal.SIGKILL)
+        self._popen.wait()
+
+    def _finish(self, timed_out: bool) -> Result:
+        for reader in self._readers:
+            reader.join(timeout=_DRAIN_TIMEOUT)
+        returncode = self._popen.returncode
+        return Result(
+            argv=self.argv,
+            exit_code=returncode if returncode is not None else -signal.SIGKILL,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            duration=time.monotonic() - self.started,
+            timed_out=timed_out,
+        )
+
+    def wait(self, timeout: float) -> Result:
+        """Wait for the leader to exit; return the same :class:`Result` a finished command has.
+
+        On overrun the whole group is killed and :class:`CommandTimeout`
+        carries what it printed. Whatever the leader left behind in its group
+        is killed either way: nothing a case starts outlives it.
+        """
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive seconds, got {timeout!r}")
+        if self._result is not None:
+            return self._result
+        self.close_stdin()
+        try:
+            self._popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            result = self._finish(timed_out=True)
+            self._result = result
+            raise CommandTimeout(result, timeout) from None
+        kill_group(self._popen)
+        self._result = self._finish(timed_out=False)
+        return self._result
+
+    def describe(self) -> str:
+        """argv, state and both streams so far, for a failure message."""
+        code = self.exit_code
+        state = "still running" if code is None else f"exited {code}"
+        snapshot = Result(
+            argv=self.argv,
+            exit_code=code if code is not None else 0,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            duration=time.monotonic() - self.started,
+        )
+        lines = snapshot.describe().splitlines(keepends=True)
+        lines[1] = f"  {state} after {snapshot.duration:.2f}s (pid {self.pid})\n"
+        return "".join(lines)
+
+    def wait_for_output(
+        self, needle: str | re.Pattern[str], *, stream: str = "stderr", timeout: float
+    ) -> str:
+        """Wait until ``stream`` ("stdout" or "stderr") contains ``needle``; return that stream."""
+        if stream not in ("stdout", "stderr"):
+            raise ValueError(f"stream must be 'stdout' or 'stderr', got {stream!r}")
+
+        def found() -> str | None:
+            text: str = getattr(self, stream)
+            hit = needle.search(text) if isinstance(needle, re.Pattern) else needle in text
+            return text if hit else None
+
+        shown = needle.pattern if isinstance(needle, re.Pattern) else needle
+        return wait_until(
+            found,
+            timeout,
+            what=f"{stream} of {self.argv[0]} to show {shown!r}",
+            context=self.describe,
+        )
+
+    def cleanup(self) -> str | None:
+        """End-of-case cleanup: None if nothing was left, else a sentence naming what was killed."""
+        leader_running = self.running
+        group_left = not leader_running and _group_alive(self.pid)
+        if not leader_running and not group_left:
+            self._finish(timed_out=False)
+            return None
+        self.kill()
+        self._finish(timed_out=False)
+        command = " ".join(self.argv)
+        if leader_running:
+            return f"`{command}` (pid {self.pid}) was still running"
+        return f"`{command}` (pid {self.pid}) exited but left processes in its group"
+
+
+def start(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: bool = True,
+    on_stdout_line: Callable[[bytes], None] | None = None,
+) -> Process:
+    """Start ``argv`` in the background, in its own session; return its :class:`Process`.
+
+    Nobody cleans this one up for you: call ``wait`` or ``kill``, or prefer
+    :func:`start_in` inside a case.
+
+    >>> proc = start(["sleep", "30"])
+    >>> proc.interrupt(); proc.wait(timeout=5).exit_code
+    -2
+    """
+    return Process(argv, env=env, cwd=cwd, stdin=stdin, on_stdout_line=on_stdout_line)
+
+
+def start_in(
+    instance: Instance,
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: bool = True,
+    on_stdout_line: Callable[[bytes], None] | None = None,
+) -> Process:
+    """Start any program inside ``instance`` (hermetic env, cwd ``work/``), cleaned up at the end.
+
+    >>> proc = start_in(instance, ["sh", "-c", "sleep 30"])
+    """
+    proc = start(
+        argv,
+        env=instance.env(env),
+        cwd=cwd if cwd is not None else instance.work,
+        stdin=stdin,
+        on_stdout_line=on_stdout_line,
+    )
+    instance.cleanups.append(proc.cleanup)
+    return proc
+
+
+def start_contenox(
+    instance: Instance,
+    *args: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: bool = False,
+) -> Process:
+    """Start ``contenox <args>`` in the background inside ``instance``.
+
+    Its stdin is ``/dev/null`` unless ``stdin=True`` asks for a pipe, as
+    :meth:`Instance.contenox` does for a command given no input.
+
+    >>> run = start_contenox(instance, "run", "--policy", "run", "task")
+    >>> run.wait(timeout=60).assert_success()
+    """
+    return start_in(instance, [instance.binary, *args], env=env, cwd=cwd, stdin=stdin)
