@@ -1,0 +1,318 @@
+"""A real terminal: a command under a pty, and the screen a person would see.
+
+The child gets a pseudo-terminal (pexpect), 40 rows by 120 columns unless
+asked otherwise. Everything it writes is fed through a terminal emulator
+(pyte), so redraws, cursor moves and erased lines come out as the final
+screen rather than as a byte soup::
+
+    term = open_terminal(instance, "beam", "--plain")
+    term.wait_for("type / for commands", timeout=30)
+    term.send_line("say hello")
+    term.wait_for("Hello from the script.", timeout=30)
+
+:meth:`Terminal.raw` keeps the bytes for the cases that are about them (colour,
+redraw sequences). Every wait has a timeout, and a timeout fails with the
+whole screen attached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import pexpect
+import pyte
+
+from .process import WaitTimeout, wait_until
+
+if TYPE_CHECKING:
+    from .instance import Instance
+
+__all__ = [
+    "DEFAULT_COLUMNS",
+    "DEFAULT_ROWS",
+    "PERSON_TERM",
+    "Terminal",
+    "TerminalTimeout",
+    "open_terminal",
+]
+
+DEFAULT_ROWS = 40
+DEFAULT_COLUMNS = 120
+
+# What a person's terminal says it is. The instance pins TERM=dumb for
+# captured commands; under a real pty that would misdescribe the terminal.
+PERSON_TERM = "xterm-256color"
+
+
+class TerminalTimeout(WaitTimeout):
+    """A terminal wait ran out of time; the message carries the whole screen."""
+
+
+class _AnsweringScreen(pyte.Screen):
+    """A screen that answers what a program asks of its terminal (cursor
+    position, device attributes): a program waiting for that reply would hang."""
+
+    def __init__(self, cols: int, rows: int, answer: Callable[[str], None]) -> None:
+        super().__init__(cols, rows)
+        self._answer = answer
+
+    def write_process_input(self, data: str) -> None:
+        self._answer(data)
+
+
+class Terminal:
+    """One command running under a pty, rendered through a terminal emulator.
+
+    >>> term = Terminal.spawn(["sh", "-c", "read x; echo got $x"], rows=10, cols=40)
+    >>> term.send_line("hi")
+    >>> term.wait_for("got hi", timeout=5)
+    >>> term.wait_exit(timeout=5)
+    0
+    """
+
+    def __init__(
+        self, child: pexpect.spawn[bytes], argv: tuple[str, ...], rows: int, cols: int
+    ) -> None:
+        self.argv = argv
+        self._child = child
+        self._lock = threading.Lock()
+        self._raw = bytearray()
+        self._screen = _AnsweringScreen(cols, rows, self._answer)
+        self._stream = pyte.ByteStream(self._screen)
+        self._eof = threading.Event()
+        self._exit_code: int | None = None
+        self.started = time.monotonic()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def spawn(
+        cls,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        rows: int = DEFAULT_ROWS,
+        cols: int = DEFAULT_COLUMNS,
+    ) -> Terminal:
+        """Start ``argv`` under a fresh pty of ``rows`` x ``cols``.
+
+        The child leads its own session with the pty as its controlling
+        terminal, so :meth:`interrupt` and :meth:`hangup` reach its whole
+        process group, as they would from a real terminal.
+        """
+        args = tuple(os.fspath(a) for a in argv)
+        if not args:
+            raise ValueError("argv is empty: name the program to run under the terminal")
+        child: pexpect.spawn[bytes] = pexpect.spawn(
+            args[0],
+            list(args[1:]),
+            env=dict(env) if env is not None else None,
+            cwd=os.fspath(cwd) if cwd is not None else None,
+            dimensions=(rows, cols),
+            echo=False,
+        )
+        return cls(child, args, rows, cols)
+
+    def _answer(self, data: str) -> None:
+        try:
+            os.write(self._child.child_fd, data.encode("utf-8"))
+        except OSError:
+            pass
+
+    def _read(self) -> None:
+        fd = self._child.child_fd
+        while True:
+            try:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if not ready:
+                    if not self._child.isalive():
+                        # The leader is gone; drain what is left, then stop.
+                        ready = [fd]
+                    else:
+                        continue
+                chunk = os.read(fd, 65536)
+            except (OSError, ValueError):
+                break
+            if not chunk:
+                break
+            with self._lock:
+                self._raw.extend(chunk)
+                self._stream.feed(chunk)
+        self._eof.set()
+
+    @property
+    def pid(self) -> int:
+        pid = self._child.pid
+        assert pid is not None, "pexpect.spawn always has a pid once started"
+        return pid
+
+    @property
+    def rows(self) -> int:
+        return int(self._screen.lines)
+
+    @property
+    def cols(self) -> int:
+        return int(self._screen.columns)
+
+    def screen(self) -> str:
+        """The screen as a person sees it now: one line per row, trailing blanks trimmed."""
+        with self._lock:
+            lines = [line.rstrip() for line in self._screen.display]
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
+
+    def raw(self) -> bytes:
+        """Every byte the child wrote to the terminal, escape sequences and all."""
+        with self._lock:
+            return bytes(self._raw)
+
+    def describe(self) -> str:
+        """argv, state and the current screen framed, for a failure message."""
+        code = self._poll()
+        state = "still running" if code is None else f"exited {code}"
+        elapsed = time.monotonic() - self.started
+        border = "+" + "-" * self.cols + "+"
+        body = "\n".join(f"|{line.ljust(self.cols)}|" for line in self.screen().split("\n"))
+        return (
+            f"$ {' '.join(self.argv)}  ({self.rows}x{self.cols} pty)\n"
+            f"  {state} after {elapsed:.2f}s (pid {self.pid}); screen:\n"
+            f"{border}\n{body}\n{border}"
+        )
+
+    def wait_for(self, needle: str | re.Pattern[str], timeout: float) -> str:
+        """Wait until the screen shows ``needle`` (text or regex); return the screen.
+
+        On timeout raise :class:`TerminalTimeout` with the whole screen.
+        """
+        shown = needle.pattern if isinstance(needle, re.Pattern) else needle
+
+        def visible() -> str | None:
+            text = self.screen()
+            hit = needle.search(text) if isinstance(needle, re.Pattern) else needle in text
+            return text if hit else None
+
+        try:
+            return wait_until(visible, timeout, what=f"the screen to show {shown!r}")
+        except WaitTimeout:
+            raise TerminalTimeout(
+                f"the screen never showed {shown!r} within {timeout:g}s; check the text "
+                f"the program really draws (below) or raise the timeout.\n{self.describe()}"
+            ) from None
+
+    def send(self, text: str) -> None:
+        """Type ``text`` as is (no Enter)."""
+        self._child.send(text)
+
+    def send_line(self, text: str = "") -> None:
+        """Type ``text`` and press Enter (a carriage return, as a keyboard sends)."""
+        self._child.send(text + "\r")
+
+    def send_ctrl(self, char: str) -> None:
+        """Press Ctrl+``char``, e.g. ``send_ctrl("d")``."""
+        if len(char) != 1:
+            raise ValueError(f"send_ctrl takes one character, e.g. 'c' or 'd'; got {char!r}")
+        self._child.sendcontrol(char)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: the terminal's line discipline turns it into SIGINT for the foreground group."""
+        self._child.sendintr()
+
+    def hangup(self) -> None:
+        """SIGHUP to the whole group, as closing the terminal window does."""
+        try:
+            os.killpg(self.pid, signal.SIGHUP)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Resize the terminal (the child gets SIGWINCH) and the emulated screen."""
+        with self._lock:
+            self._screen.resize(rows, cols)
+        self._child.setwinsize(rows, cols)
+
+    def _poll(self) -> int | None:
+        if self._exit_code is not None:
+            return self._exit_code
+        if self._child.isalive():
+            return None
+        status, sig = self._child.exitstatus, self._child.signalstatus
+        self._exit_code = -int(sig) if sig is not None else int(status or 0)
+        return self._exit_code
+
+    @property
+    def running(self) -> bool:
+        return self._poll() is None
+
+    def wait_exit(self, timeout: float) -> int:
+        """Wait for the program to exit; return its exit code (``-N`` for signal N).
+
+        On timeout raise :class:`TerminalTimeout` with the screen; the
+        program is left running for the case (or its cleanup) to deal with.
+        """
+        try:
+            code = wait_until(
+                lambda: (self._poll(),) if self._poll() is not None else None,
+                timeout,
+                what=f"{self.argv[0]} to exit",
+            )[0]
+        except WaitTimeout:
+            raise TerminalTimeout(
+                f"{' '.join(self.argv)} did not exit within {timeout:g}s.\n{self.describe()}"
+            ) from None
+        self._eof.wait(timeout=2)
+        assert code is not None
+        return code
+
+    def close(self) -> None:
+        """Kill the whole group and release the pty."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._child.close(force=True)
+        self._reader.join(timeout=2)
+
+    def cleanup(self) -> str | None:
+        """End-of-case cleanup: None if the program had exited, else what was killed."""
+        still_running = self.running
+        self.close()
+        if still_running:
+            return f"`{' '.join(self.argv)}` (pid {self.pid}, under a pty) was still running"
+        return None
+
+
+def open_terminal(
+    instance: Instance,
+    *args: str | os.PathLike[str],
+    program: Sequence[str | os.PathLike[str]] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    rows: int = DEFAULT_ROWS,
+    cols: int = DEFAULT_COLUMNS,
+) -> Terminal:
+    """``contenox <args>`` (or ``program``) under a pty inside ``instance``, cleaned up at the end.
+
+    TERM is a person's (``xterm-256color``) unless ``env`` says otherwise.
+
+    >>> term = open_terminal(instance, "beam", "--plain")
+    >>> term.wait_for("type / for commands", timeout=30)
+    """
+    argv = [*program] if program is not None else [instance.binary, *args]
+    term = Terminal.spawn(
+        argv,
+        env=instance.env({"TERM": PERSON_TERM, **(env or {})}),
+        cwd=cwd if cwd is not None else instance.work,
+        rows=rows,
+        cols=cols,
+    )
+    instance.cleanups.append(term.cleanup)
+    return term
