@@ -127,6 +127,7 @@ class Process:
         self._on_stdout_line = on_stdout_line
         self.started = time.monotonic()
         self._result: Result | None = None
+        self._stdout_closed = threading.Event()
         self._popen = subprocess.Popen(
             self.argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -164,6 +165,8 @@ class Process:
                 sink.extend(chunk)
             if lines and self._on_stdout_line is not None:
                 self._on_stdout_line(chunk)
+        if lines:
+            self._stdout_closed.set()
 
     @property
     def pid(self) -> int:
@@ -178,6 +181,11 @@ class Process:
     def exit_code(self) -> int | None:
         """The leader's exit code (``-N`` for signal N), or None while it runs."""
         return self._popen.poll()
+
+    @property
+    def stdout_closed(self) -> bool:
+        """True once stdout reached end of file and every line of it was delivered."""
+        return self._stdout_closed.is_set()
 
     @property
     def stdout(self) -> str:
