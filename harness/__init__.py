@@ -13,6 +13,16 @@ drives the real binary::
         instance.contenox("run", "--policy", "run", "report").assert_success()
 """
 
+from .acp import (
+    FULL_CAPABILITIES,
+    AcpClient,
+    AcpError,
+    AcpTimeout,
+    PendingPrompt,
+    PermissionAsk,
+    PromptTurn,
+    open_acp,
+)
 from .binary import CONTENOX_VERSION, Binary, BinaryError, cache_dir, resolve_binary
 from .command import DEFAULT_TIMEOUT, CommandTimeout, Result, notices, run
 from .dialog import (
@@ -28,6 +38,8 @@ from .dialog import (
     validate_dialog,
 )
 from .instance import Instance, InstanceError, hermetic_env, real_contenox_home
+from .process import Process, WaitTimeout, start, start_contenox, start_in, wait_until
+from .terminal import Terminal, TerminalTimeout, open_terminal
 
 __all__ = [
     "CONTENOX_VERSION",
@@ -54,4 +66,25 @@ __all__ = [
     "route",
     "run",
     "validate_dialog",
+]
+
+# Interactive surfaces: background processes, a real terminal, an ACP client.
+__all__ += [
+    "FULL_CAPABILITIES",
+    "AcpClient",
+    "AcpError",
+    "AcpTimeout",
+    "PendingPrompt",
+    "PermissionAsk",
+    "Process",
+    "PromptTurn",
+    "Terminal",
+    "TerminalTimeout",
+    "WaitTimeout",
+    "open_acp",
+    "open_terminal",
+    "start",
+    "start_contenox",
+    "start_in",
+    "wait_until",
 ]
