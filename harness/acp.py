@@ -844,6 +844,17 @@ class AcpClient:
         self._closed_code = result.exit_code
         return result.exit_code
 
+    def __enter__(self) -> AcpClient:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        # A case that failed inside the block keeps its own error; the agent
+        # is killed rather than waited for.
+        if kind is None:
+            self.close()
+        else:
+            self.cleanup()
+
     def cleanup(self) -> str | None:
         """End-of-case cleanup: None if the agent had ended, else what was killed."""
         terminals = self._release_terminals()
@@ -963,10 +974,12 @@ def open_acp(
     whose cwd is the workspace. Files and terminals are served inside the
     instance root only.
 
-    >>> acp = open_acp(instance, permission="deny")
-    >>> turn = acp.prompt("write the file")
-    >>> turn.permission_requests[0].ruling
-    'deny'
+    Leave it running and the case fails at teardown; ``with`` closes it
+    (stdin closed, exit awaited) as an editor quitting does::
+
+        with open_acp(instance, permission="deny") as acp:
+            turn = acp.prompt("write the file")
+        assert turn.permission_requests[0].ruling == "deny"
     """
     client = AcpClient(
         [instance.binary, subcommand, *args],
