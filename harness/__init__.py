@@ -24,6 +24,7 @@ from .acp import (
     open_acp,
 )
 from .binary import CONTENOX_VERSION, Binary, BinaryError, cache_dir, resolve_binary
+from .case import Case, CaseError, Probe, Step, Transcript, defect, output_of, probe, run_case, step
 from .command import DEFAULT_TIMEOUT, CommandTimeout, Result, notices, run
 from .dialog import (
     Capabilities,
@@ -47,24 +48,34 @@ __all__ = [
     "Binary",
     "BinaryError",
     "Capabilities",
+    "Case",
+    "CaseError",
     "CommandTimeout",
     "DialogError",
     "Instance",
     "InstanceError",
+    "Probe",
     "Result",
     "Script",
+    "Step",
     "ToolCall",
+    "Transcript",
     "Turn",
     "Usage",
     "cache_dir",
+    "defect",
     "hermetic_env",
     "mission_finish",
     "mission_report",
     "notices",
+    "output_of",
+    "probe",
     "real_contenox_home",
     "resolve_binary",
     "route",
     "run",
+    "run_case",
+    "step",
     "validate_dialog",
 ]
 

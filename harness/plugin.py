@@ -14,12 +14,17 @@ Fixtures:
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from .binary import Binary, BinaryError, resolve_binary
+from .case import DEFECT_PREFIX, Case, run_case
+from .catalog import _cases_of
 from .instance import Instance
+from .snapshot import TranscriptExtension
 
 __all__ = ["binary_for_session", "report_binary"]
 
@@ -106,3 +111,58 @@ def pytest_runtest_makereport(
         item.stash[_FAILED] = True
     if report.failed or (report.when == "teardown" and _keep_requested()):
         report.sections.append(("contenox scratch root", f"kept at {inst.root}"))
+
+
+def _case_function(case: Case) -> Callable[[Instance, SnapshotAssertion], None]:
+    def run(instance: Instance, snapshot: SnapshotAssertion) -> None:
+        transcript = run_case(case, instance)
+        if case.snapshot and case.defect is None:
+            assert snapshot(extension_class=TranscriptExtension) == dict(transcript.data)
+
+    run.__name__ = case.test_name
+    run.__doc__ = case.name
+    return run
+
+
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> list[pytest.Function] | None:
+    """Collect every module-level Case (or list of Cases) as its own test item."""
+    cases = list(_cases_of(obj))
+    if not cases:
+        return None
+    items = []
+    for case in cases:
+        item = pytest.Function.from_parent(
+            collector, name=case.test_name, callobj=_case_function(case)
+        )
+        if case.defect is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + case.defect))
+        items.append(item)
+    return items
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    reason = getattr(report, "wasxfail", "")
+    longrepr: Any = report.longrepr
+    if report.failed and isinstance(longrepr, str) and longrepr.startswith("[XPASS(strict)]"):
+        text = longrepr.removeprefix("[XPASS(strict)]").strip()
+        if text.startswith(DEFECT_PREFIX):
+            report.longrepr = (
+                "[XPASS(strict)] defect fixed? remove the quarantine. It said: "
+                + text.removeprefix(DEFECT_PREFIX)
+            )
+    elif reason.startswith(DEFECT_PREFIX) and report.when == "call":
+        _seen.append((report.nodeid, reason.removeprefix(DEFECT_PREFIX)))
+
+
+_seen: list[tuple[str, str]] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _seen:
+        return
+    terminalreporter.section("quarantined confirmed defects")
+    for nodeid, reason in _seen:
+        terminalreporter.write_line(f"{nodeid}\n    {reason}")

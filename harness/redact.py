@@ -1,0 +1,83 @@
+"""Redactions that make a transcript stable across runs, machines and workers.
+
+Paths become ``[ROOT]``, ``[HOME]``, ``[WORK]``, ``[TMP]``, ``[BIN]``;
+timestamps ``[TIME]``; durations ``[DURATION]``; versions that vary
+``[VERSION]``; generated ids are numbered by first appearance, so the same
+id is the same placeholder everywhere in one transcript::
+
+    r = Redactor(paths={"[WORK]": Path("/tmp/x/work")})
+    r("mission 9d4e…-…  in /tmp/x/work; again 9d4e…-…")
+    # 'mission [UUID1]  in [WORK]; again [UUID1]'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Redactor"]
+
+_HEX = "[0-9a-f]"
+# Numbered id families, in the order they are tried (longest shapes first).
+_IDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("UUID", re.compile(rf"\b{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b")),
+    ("REQ", re.compile(rf"\bcli-{_HEX}{{16}}\b")),
+    ("CALL", re.compile(r"\bscripted-test-\d+-\d+-[0-9a-f]{4}\b")),
+    ("OP", re.compile(r"\bop-\d{8}-\d{6}\.\d{3}-[0-9a-z]+\b")),
+    # Short hex ids (session ids, hashes): a mix of digits and letters, 8+ long.
+    ("HEX", re.compile(rf"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}{{8,64}}\b")),
+)
+
+_FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
+    # 2026-11-30T09:02:41.709Z, 2026-11-30 09:02:41.762945517 +0000 UTC, 2026-11-30 09:02
+    (
+        re.compile(
+            r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?"
+            r"(?:Z| ?[+-]\d\d:?\d\d(?: [A-Z]{3,4})?)?"
+        ),
+        "[TIME]",
+    ),
+    (re.compile(r"\b\d{8}-\d{6}\b"), "[TIME]"),
+    # Go-style and human durations: 71.295864ms, 30m0s, 2s, 1h2m3s, 54.562µs.
+    (
+        re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ms|s|m))*\b"),
+        "[DURATION]",
+    ),
+    (re.compile(r"\b(?:\d+ (?:seconds?|minutes?|hours?|days?) ago)\b"), "[AGE]"),
+    (re.compile(r"\bgo1\.\d+(?:\.\d+)?\b"), "[GOVERSION]"),
+    (re.compile(r"(?<=version )v?\d+\.\d+\.\d+(?:-[\w.]+)?(?:\+[\w.]+)?"), "[VERSION]"),
+    (re.compile(r"\bpid[ =:]+\d+\b"), "pid [PID]"),
+)
+
+
+@dataclass
+class Redactor:
+    """Replace volatile text with placeholders; ids keep one number each."""
+
+    paths: Mapping[str, Path] = field(default_factory=dict)
+    extra: Mapping[str, str] = field(default_factory=dict)
+    _numbers: dict[tuple[str, str], int] = field(default_factory=dict)
+    _counters: dict[str, int] = field(default_factory=dict)
+
+    def _number(self, family: str, value: str) -> str:
+        key = (family, value)
+        if key not in self._numbers:
+            self._counters[family] = self._counters.get(family, 0) + 1
+            self._numbers[key] = self._counters[family]
+        return f"[{family}{self._numbers[key]}]"
+
+    def __call__(self, text: str) -> str:
+        # Longest path first, so [WORK] wins over the [ROOT] that contains it.
+        for placeholder, path in sorted(
+            self.paths.items(), key=lambda item: len(str(item[1])), reverse=True
+        ):
+            text = text.replace(str(path), placeholder)
+        for pattern, replacement in self.extra.items():
+            text = re.sub(pattern, replacement, text)
+        for family, regex in _IDS:
+            text = regex.sub(lambda m, f=family: self._number(f, m.group(0)), text)  # type: ignore[misc]
+        for regex, placeholder in _FIXED:
+            text = regex.sub(placeholder, text)
+        return text

@@ -1,0 +1,58 @@
+"""Redaction: volatile text becomes stable placeholders, ids numbered by first appearance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.redact import Redactor
+
+
+def test_paths_become_placeholders_longest_first() -> None:
+    r = Redactor(paths={"[ROOT]": Path("/tmp/r"), "[WORK]": Path("/tmp/r/work")})
+    assert r("cd /tmp/r/work/d.json and /tmp/r/home") == "cd [WORK]/d.json and [ROOT]/home"
+
+
+def test_uuids_are_numbered_by_first_appearance_and_stay_the_same() -> None:
+    a = "9d4e1209-e78f-46fe-87a1-0fb6a6a0d8c6"
+    b = "5b0f6307-42a3-45ca-b4d8-533b5a508b31"
+    r = Redactor()
+    assert r(f"Mission {a} (instance {b}) … Mission {a}") == (
+        "Mission [UUID1] (instance [UUID2]) … Mission [UUID1]"
+    )
+    # The numbering carries across calls within one transcript.
+    assert r(f"contenox mission reports {b}") == "contenox mission reports [UUID2]"
+    # A new transcript starts again at 1.
+    assert Redactor()(b) == "[UUID1]"
+
+
+def test_other_generated_ids() -> None:
+    r = Redactor()
+    text = (
+        "request_id=cli-5765c46c8a0430a0 call scripted-test-0-0-21dd "
+        "op_id=op-20261130-090241.709-1 session 9f2c1a4e again cli-5765c46c8a0430a0"
+    )
+    assert r(text) == "request_id=[REQ1] call [CALL1] op_id=[OP1] session [HEX1] again [REQ1]"
+
+
+def test_words_and_plain_numbers_are_not_ids() -> None:
+    r = Redactor()
+    assert r("deadbeef 12345678 feedface landed 32768") == "deadbeef 12345678 feedface landed 32768"
+
+
+def test_timestamps_durations_and_versions() -> None:
+    r = Redactor()
+    assert r("time=2026-11-30T09:02:41.709Z at 2026-11-30 09:02:41.762945517 +0000 UTC") == (
+        "time=[TIME] at [TIME]"
+    )
+    assert r("took 71.295864ms, waited 2s, timeout 30m0s, 54.562µs") == (
+        "took [DURATION], waited [DURATION], timeout [DURATION], [DURATION]"
+    )
+    assert r("contenox version v1.0.0 built with go1.26.8") == (
+        "contenox version [VERSION] built with [GOVERSION]"
+    )
+    assert r("turns[2] v1 2 files s3") == "turns[2] v1 2 files s3"
+
+
+def test_a_case_can_add_its_own_redactions() -> None:
+    r = Redactor(extra={r"token-\d+": "[TOKEN]"})
+    assert r("got token-42") == "got [TOKEN]"
