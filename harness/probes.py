@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -439,13 +439,16 @@ def await_approval(
     tool: str | None = None,
     kind: str | None = None,
     poll: float = 0.25,
+    context: Callable[[], str] | None = None,
 ) -> Ask:
     """Poll ``approvals list`` until an ask (of ``tool``/``kind``, if given) appears.
 
-    Fails after ``timeout`` seconds with the last listing, so a run that never
+    Fails after ``timeout`` seconds with the last listing, plus ``context()``
+    when given (pass the waiting run's ``describe``), so a run that never
     raised its ask explains itself.
 
-    >>> ask = await_approval(instance, 30, tool="native-echo.echo")
+    >>> run = start_contenox(instance, "run", "--policy", "run", "echo hi")
+    >>> ask = await_approval(instance, 30, tool="native-echo.echo", context=run.describe)
     """
     deadline = time.monotonic() + timeout
     args = ("approvals", "list")
@@ -461,7 +464,9 @@ def await_approval(
             raise ProbeError(
                 f"no pending ask{' with ' + wanted if wanted else ''} appeared within "
                 f"{timeout:g}s. Is the run still waiting (did it start, did the envelope "
-                "gate the call)? The last listing:\n" + result.describe(logs=False)
+                "gate the call)? The last listing:\n"
+                + result.describe(logs=False)
+                + (f"\nMeanwhile:\n{context()}" if context is not None else "")
             )
         time.sleep(poll)
 
