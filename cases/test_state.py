@@ -34,15 +34,14 @@ def test_state_list_is_empty_before_any_run(instance: Instance) -> None:
 def test_the_worked_run_captures_its_model_and_tool_steps_in_order(instance: Instance) -> None:
     steps = captured_steps(instance, _worked_run(instance))
 
-    # Whether the closing text turn is captured too races with mission_finish
-    # tearing the unit down, so only the four steps the dialog forces are fixed.
-    assert [(s.task, s.handler, s.transition) for s in steps[:4]] == [
-        ("run-agent", "chat_completion", "tool_call"),
-        ("run-tools", "execute_tool_calls", "tools_executed"),
-        ("run-agent", "chat_completion", "tool_call"),
-        ("run-tools", "execute_tool_calls", "tools_executed"),
+    # The closing text turn races with mission_finish tearing the unit down:
+    # it is absent, OK or CANCELLED. Only the four steps the dialog forces are fixed.
+    assert [(s.task, s.handler, s.transition, s.status) for s in steps[:4]] == [
+        ("run-agent", "chat_completion", "tool_call", "OK"),
+        ("run-tools", "execute_tool_calls", "tools_executed", "OK"),
+        ("run-agent", "chat_completion", "tool_call", "OK"),
+        ("run-tools", "execute_tool_calls", "tools_executed", "OK"),
     ]
-    assert {s.status for s in steps} == {"OK"}
 
 
 def test_every_model_turn_of_the_worked_run_was_served_by_the_scripted_backend(

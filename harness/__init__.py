@@ -99,3 +99,12 @@ __all__ += [
     "start_in",
     "wait_until",
 ]
+
+# Durable state read back through contenox's own commands. The probes stay
+# namespaced (`from harness import probes`; `probes.missions(instance)`): their
+# row types Step and Transcript would collide with the case module's.
+from . import probes  # noqa: E402
+from .probes import ProbeError  # noqa: E402
+from .table import TableError, read_fields, read_table  # noqa: E402
+
+__all__ += ["ProbeError", "TableError", "probes", "read_fields", "read_table"]
