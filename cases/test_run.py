@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from harness import Case, Script, Turn, mission_finish, mission_report, output_of, step
+from harness import Case, Script, Turn, mission_finish, mission_report, probe, step
+from harness.probes import backends, missions
 
 # The worked run of contenox-docs/development/scripted-test-backend.md.
 WORKED_RUN_DIALOG = Script(
@@ -32,7 +33,7 @@ WORKED_RUN = Case(
         ),
         step("mission", "list", stdout_has=["landed"]),
     ],
-    probes=[output_of("backend", "list")],
+    probes=[probe("missions", missions), probe("backends", backends)],
     # After mission_finish the unit is torn down while the chat loop may still
     # be asking for the next turn: in repeated runs the closing text turn is
     # served in some and not in others, so its demand cannot be pinned.
