@@ -1,0 +1,424 @@
+"""The scripted-test backend: it ships in the release, is never mistaken for a real model,
+and is registered, validated, shown and removed like any other backend.
+
+Each case is one promise of contenox-docs/development/scripted-test-backend.md
+("It ships in the ordinary binary", "It is never mistaken for a real model",
+"Register it") or of the `scripted-test` section of
+contenox-docs/reference/contenox-cli.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import (
+    Case,
+    Instance,
+    Script,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    open_acp,
+    open_terminal,
+    route,
+    step,
+)
+from harness.probes import backend, backends, captured_units, doctor, the_captured_run
+
+# A model name that is not the type, so a surface printing both shows both.
+MODEL = "probe-model"
+HELLO = "Hello from the script."
+NAMED = Script(model=MODEL, turns=[HELLO])
+# No `model` field: the backend exposes the model `scripted-test`.
+UNNAMED = Script(turns=[HELLO])
+DIALOG_FILE = "dialog.json"
+COMPOSER = "type / for commands"
+
+# The documented registration, verbatim (scripted-test-backend.md, "Register it").
+ADD = step(
+    "backend",
+    "add",
+    "scripted",
+    "--type",
+    "scripted-test",
+    "--script",
+    "./dialog.json",
+    stdout_has=['Backend "scripted" added (scripted-test'],
+)
+SET_PROVIDER = step("config", "set", "default-provider", "scripted-test")
+SET_MODEL = step("config", "set", "default-model", "scripted-test")
+
+# An ordinary backend that is not scripted: loopback on the discard port, so
+# nothing answers and no network is needed.
+ADD_OLLAMA = step("backend", "add", "local", "--type", "ollama", "--url", "http://127.0.0.1:9")
+
+NO_MODEL_WARNING = "replies are replayed from the backend's script file and NO model is called."
+NOT_DEFAULT_WARNING = (
+    "Backend scripted is a scripted-test backend: it replays a script file instead of "
+    "calling a model."
+)
+
+
+def _served_calls(stderr: str) -> list[str]:
+    """The log lines of the model calls the scripted backend started serving."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if "Operation started" in line and "subject=scripted-test" in line
+    ]
+
+
+def _assert_every_call_logged(stderr: str, path: Path, at_least: int, context: str) -> None:
+    calls = _served_calls(stderr)
+    assert len(calls) >= at_least, (
+        f"expected at least {at_least} model call(s) logged on stderr as "
+        f"`subject=scripted-test model={MODEL} script={path}`, found {len(calls)}\n{context}"
+    )
+    for line in calls:
+        assert f"model={MODEL}" in line and f"script={path}" in line, (
+            f"a served model call is logged without `model={MODEL} script={path}`:\n"
+            f"  {line}\n{context}"
+        )
+
+
+# --------------------------------------------------------------- It ships in the ordinary binary
+
+THE_RELEASE_REGISTERS_IT = Case(
+    name="the released binary registers a scripted-test backend with no build tag",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[
+        step("version"),
+        ADD,
+        step("backend", "list", stdout_has=["scripted-test"]),
+    ],
+)
+
+
+# ------------------------------------------------------- It is never mistaken for a real model
+
+
+def test_backend_list_shows_scripted_test_in_its_own_type_column(instance: Instance) -> None:
+    path = instance.use_script(UNNAMED)
+
+    # The probe reads the table by its NAME / TYPE / URL header columns.
+    [row] = backends(instance)
+
+    assert (row.name, row.type, row.url) == ("scripted", "scripted-test", str(path))
+
+
+def test_doctor_names_the_type_and_the_dialog_file_on_the_backends_diagnostics_line(
+    instance: Instance,
+) -> None:
+    path = instance.use_script(UNNAMED)
+
+    shown = instance.must("doctor", "--skip-cycle")
+
+    lines = [
+        line for line in shown.stdout.splitlines() if f"scripted (scripted-test, {path})" in line
+    ]
+    assert lines, (
+        f"doctor has no diagnostics line `scripted (scripted-test, {path})`\n{shown.describe()}"
+    )
+    [diagnostic] = doctor(instance, skip_cycle=True).backends
+    assert (diagnostic.name, diagnostic.type, diagnostic.url) == (
+        "scripted",
+        "scripted-test",
+        str(path),
+    )
+
+
+DOCTOR_WARNS_WHILE_DEFAULT = Case(
+    name="doctor warns that no model is called while scripted-test is the default provider",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[
+        ADD,
+        SET_PROVIDER,
+        SET_MODEL,
+        step("doctor", "--skip-cycle", stdout_has=["[warning]", NO_MODEL_WARNING]),
+    ],
+)
+
+DOCTOR_WARNS_WHEN_NOT_DEFAULT = Case(
+    name="doctor gives a registered scripted backend that is not the default a warning of its own",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[
+        ADD,
+        ADD_OLLAMA,
+        step("config", "set", "default-provider", "ollama"),
+        step("config", "set", "default-model", "qwen3:8b"),
+        step(
+            "doctor",
+            "--skip-cycle",
+            stdout_has=["[warning]", NOT_DEFAULT_WARNING],
+            # The default-provider warning is for as long as it is the default, no longer.
+            stdout_lacks=[NO_MODEL_WARNING],
+        ),
+    ],
+)
+
+
+def test_beam_welcome_header_prints_model_name_then_scripted_test(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(model=MODEL, turns=[route(), HELLO]))
+
+    term = open_terminal(instance, "beam")
+    screen = term.wait_for(COMPOSER, timeout=30)
+
+    assert f"model {MODEL} · scripted-test" in screen, (
+        f"beam's welcome header does not print `model {MODEL} · scripted-test`\n{term.describe()}"
+    )
+    term.send_line("/quit")
+    term.wait_exit(timeout=30)
+
+
+RUN_DIALOG = Script(
+    model=MODEL,
+    turns=[
+        Turn(text="Filing.", tool_calls=[mission_report("result", "scripted run reporting home")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Mission finished.",
+    ],
+)
+
+
+def test_run_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
+    instance: Instance,
+) -> None:
+    instance.init()
+    path = instance.use_script(RUN_DIALOG)
+
+    result = instance.must("run", "--policy", "run", "report what you know")
+
+    # The closing text turn after mission_finish is served only sometimes (a
+    # race), so two calls are certain and every one of them must be logged.
+    _assert_every_call_logged(result.stderr, path, 2, result.describe())
+
+
+def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
+    instance: Instance,
+) -> None:
+    instance.init()
+    path = instance.use_script(Script(model=MODEL, turns=[route(), HELLO]))
+
+    with open_acp(instance) as acp:
+        turn = acp.prompt("say hello")
+        assert turn.text == HELLO, turn.describe()
+
+    # Two calls: the router's label and the reply.
+    _assert_every_call_logged(acp.stderr, path, 2, acp.describe())
+
+
+@defect(
+    '`contenox chat "say hello"` with a scripted-test backend as the default prints the '
+    "scripted reply on stdout and only `Thinking...` on stderr (exit 0): the model call it "
+    "served is logged nowhere unless --trace is given, and no log file is written under "
+    "~/.contenox/logs either. scripted-test-backend.md, 'It is never mistaken for a real "
+    "model': 'Every model call it serves is logged on stderr as `subject=scripted-test "
+    "model=<name> script=<path>`'"
+)
+def test_chat_logs_the_model_call_it_serves_on_stderr_with_model_and_script(
+    instance: Instance,
+) -> None:
+    instance.init()
+    path = instance.use_script(NAMED)
+
+    result = instance.must("chat", "say hello")
+
+    assert result.stdout.strip() == HELLO, result.describe()
+    _assert_every_call_logged(result.stderr, path, 1, result.describe())
+
+
+def test_state_show_raw_records_provider_type_scripted_test_for_the_turn_it_served(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(NAMED)
+    instance.must("chat", "say hello")
+
+    units = captured_units(instance, the_captured_run(instance))
+
+    served = [u for u in units if u.handler == "chat_completion"]
+    assert served, f"no chat_completion unit in `state show --raw`: {units}"
+    assert [(u.provider_type, u.model_name) for u in served] == [("scripted-test", MODEL)], units
+
+
+SCRIPT_NAMING_NO_MODEL = Case(
+    name="model list shows a script that names no model as the model scripted-test",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[
+        ADD,
+        # The row: BACKEND `scripted`, MODEL `scripted-test`.
+        step("model", "list", stdout_has=["scripted  scripted-test  "]),
+    ],
+)
+
+
+def test_backend_add_prints_a_warning_line_naming_the_script_file(instance: Instance) -> None:
+    path = UNNAMED.write(instance.work / DIALOG_FILE)
+
+    added = instance.must("backend", "add", "scripted", "--type", "scripted-test", "--script", path)
+
+    warnings = [
+        line for line in (added.stdout + added.stderr).splitlines() if line.startswith("WARNING:")
+    ]
+    assert warnings, f"backend add printed no `WARNING:` line\n{added.describe()}"
+    assert any(str(path) in line for line in warnings), (
+        f"the WARNING line does not name the script file {path}\n{added.describe()}"
+    )
+
+
+def test_trace_names_scripted_test_as_the_provider_of_the_model_call(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(NAMED)
+
+    result = instance.must("chat", "--trace", "say hello")
+
+    calls = [line for line in result.stderr.splitlines() if f"model_name={MODEL}" in line]
+    assert calls, f"--trace names no model call of {MODEL}\n{result.describe()}"
+    assert all("provider_type=scripted-test" in line for line in calls), result.describe()
+
+
+# ------------------------------------------------------------------------------- Register it
+
+THE_THREE_COMMANDS = Case(
+    name="the three documented commands make the scripted backend the model chat replies from",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[ADD, SET_PROVIDER, SET_MODEL, step("chat", "say hello", stdout_has=[HELLO])],
+)
+
+RUN_NEEDS_NO_SPECIAL_FLAG = Case(
+    name="run replies from the scripted backend with no special flag",
+    script=Script(
+        turns=[
+            Turn(text="Filing.", tool_calls=[mission_report("result", "scripted run reporting")]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Mission finished.",
+        ]
+    ),
+    steps=[
+        step(
+            "run",
+            "--policy",
+            "run",
+            "report what you know",
+            stdout_has=["scripted run reporting"],
+            notices_has=["finished: landed"],
+        )
+    ],
+    # The closing text turn after mission_finish is served only sometimes (a race).
+    serves_all_turns=False,
+)
+
+CHAT_NEEDS_NO_SPECIAL_FLAG = Case(
+    name="chat replies from the scripted backend with no special flag",
+    script=UNNAMED,
+    steps=[step("chat", "say hello", stdout_has=[HELLO])],
+    # chat logs no served call on stderr (the quarantined defect below), so the
+    # harness cannot count the turns it served; the reply on stdout is the proof.
+    serves_all_turns=False,
+)
+
+
+def test_acp_replies_from_the_scripted_backend_with_no_special_flag(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), HELLO]))
+
+    with open_acp(instance) as acp:
+        turn = acp.prompt("say hello")
+
+    assert (turn.stop_reason, turn.text) == ("end_turn", HELLO), turn.describe()
+
+
+def test_beam_replies_from_the_scripted_backend_with_no_special_flag(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), HELLO]))
+
+    # --plain only turns off colour and redraws; it is the way a capture watches beam.
+    term = open_terminal(instance, "beam", "--plain")
+    term.wait_for(COMPOSER, timeout=30)
+    term.send_line("say hello")
+    term.wait_for(HELLO, timeout=60)
+    term.send_line("/quit")
+    assert term.wait_exit(timeout=30) == 0, term.describe()
+
+
+NOTHING_REGISTERED = step("backend", "list", stdout_has=["No backends registered."])
+
+REFUSED_WHEN_ADDED = [
+    Case(
+        name="backend add refuses a script file that does not exist",
+        init=False,
+        steps=[
+            step(
+                *ADD.args,
+                exit_code=1,
+                notices_has=["dialog.json", "cannot be read", "no such file or directory"],
+            ),
+            NOTHING_REGISTERED,
+        ],
+    ),
+    Case(
+        name="backend add refuses a dialog that is not valid JSON",
+        init=False,
+        files={DIALOG_FILE: '{"turns": [\n'},
+        steps=[
+            step(*ADD.args, exit_code=1, notices_has=["dialog.json", "is not a valid script"]),
+            NOTHING_REGISTERED,
+        ],
+    ),
+    Case(
+        name="backend add refuses a dialog with an empty turn",
+        init=False,
+        files={DIALOG_FILE: '{"turns": [{}]}\n'},
+        steps=[
+            step(*ADD.args, exit_code=1, notices_has=["dialog.json", "turn 0 is empty"]),
+            NOTHING_REGISTERED,
+        ],
+    ),
+]
+
+
+def test_script_accepts_a_file_url_and_replays_the_file_it_names(instance: Instance) -> None:
+    instance.init()
+    path = NAMED.write(instance.work / DIALOG_FILE)
+    url = path.as_uri()
+    assert url.startswith("file://")
+
+    instance.must("backend", "add", "scripted", "--type", "scripted-test", "--script", url)
+    instance.must("config", "set", "default-provider", "scripted-test")
+    instance.must("config", "set", "default-model", MODEL)
+
+    assert backend(instance, "scripted").base_url in (str(path), url)
+    instance.must("chat", "say hello").assert_stdout_contains(HELLO)
+
+
+def test_backend_show_tells_which_dialog_a_scripted_backend_replays(instance: Instance) -> None:
+    path = UNNAMED.write(instance.work / DIALOG_FILE)
+    # A relative filesystem path, as the docs write it.
+    instance.must(
+        "backend", "add", "scripted", "--type", "scripted-test", "--script", "./dialog.json"
+    )
+
+    shown = backend(instance, "scripted")
+
+    assert (shown.type, shown.base_url) == ("scripted-test", str(path)), shown.raw
+
+
+REMOVED_LIKE_ANY_OTHER = Case(
+    name="backend remove removes a scripted backend like any other backend",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[
+        ADD,
+        ADD_OLLAMA,
+        step("backend", "remove", "local", stdout_has=['Backend "local" removed.']),
+        step("backend", "remove", "scripted", stdout_has=['Backend "scripted" removed.']),
+        NOTHING_REGISTERED,
+    ],
+)
