@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +26,12 @@ from .command import DEFAULT_TIMEOUT, Result, run
 from .dialog import Script
 
 __all__ = [
+    "SESSION_VAR",
     "Instance",
     "InstanceError",
     "hermetic_env",
     "real_contenox_home",
+    "session_token",
 ]
 
 # Variables that must never reach a child: contenox's own overrides, XDG
@@ -51,6 +54,19 @@ _DROP_EXACT = frozenset(
 _DROP_SUFFIX = re.compile(r"_(API_KEY|API_TOKEN|ACCESS_TOKEN|SECRET_KEY)$")
 
 PINNED_TERM = "dumb"
+
+# Every child carries this variable, so at the end of a session the plugin can
+# find what the suite started and left running (even a process that left its
+# group) by reading /proc/*/environ. Not CONTENOX_*: those are dropped.
+SESSION_VAR = "E2E_HARNESS_SESSION"
+# One token per pytest process (each xdist worker has its own), so a worker
+# that finishes early never mistakes a busy neighbour's children for leftovers.
+_SESSION_TOKEN = uuid.uuid4().hex
+
+
+def session_token() -> str:
+    """This process's marker value: what :data:`SESSION_VAR` holds in every child it starts."""
+    return _SESSION_TOKEN
 
 
 class InstanceError(RuntimeError):
@@ -78,6 +94,7 @@ def hermetic_env(home: Path, tmp: Path, base: Mapping[str, str] | None = None) -
     env["TMPDIR"] = str(tmp)
     env["TERM"] = PINNED_TERM
     env.setdefault("LANG", "C.UTF-8")
+    env[SESSION_VAR] = session_token()
     return env
 
 

@@ -14,6 +14,7 @@ Fixtures:
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -23,10 +24,10 @@ from syrupy.assertion import SnapshotAssertion
 from .binary import Binary, BinaryError, resolve_binary
 from .case import DEFECT_PREFIX, Case, run_case
 from .catalog import _cases_of
-from .instance import Instance
+from .instance import SESSION_VAR, Instance, session_token
 from .snapshot import TranscriptExtension
 
-__all__ = ["binary_for_session", "report_binary"]
+__all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_binary"]
 
 _resolved: Binary | None = None
 _failed: BinaryError | None = None
@@ -166,3 +167,95 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.section("quarantined confirmed defects")
     for nodeid, reason in _seen:
         terminalreporter.write_line(f"{nodeid}\n    {reason}")
+
+
+# ---------------------------------------------------------------------------
+# Leftovers at the end of the session. Instance cleanups kill what a case
+# registered; this catches what slipped past them (a daemon that called
+# setsid, a grandchild that left its group): every child carries
+# SESSION_VAR=<this process's token>, so whatever still does at the end was
+# started by this session and outlived it.
+
+_LEFTOVERS_KEY = "contenox_e2e_leftovers"
+_worker_leftovers: list[str] = []
+
+
+def _proc_argv(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return "?"
+    return " ".join(a.decode("utf-8", "replace") for a in raw.split(b"\0") if a) or "?"
+
+
+def marked_processes(token: str | None = None, proc: str = "/proc") -> list[tuple[int, str]]:
+    """Live processes whose environment holds ``SESSION_VAR=token``: (pid, argv)."""
+    needle = f"\0{SESSION_VAR}={token or session_token()}\0".encode()
+    found = []
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"{proc}/{name}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            # Gone already, or not ours to read: neither is our leftover.
+            continue
+        if needle in b"\0" + environ:
+            found.append((int(name), _proc_argv(int(name))))
+    return found
+
+
+def kill_leftovers(token: str | None = None) -> list[str]:
+    """Kill every process marked with ``token``; return "pid N: argv" for each one killed."""
+    killed: dict[int, str] = {}
+    # A leftover may fork while we look; a few rounds catch its children too.
+    for _ in range(5):
+        found = [(pid, argv) for pid, argv in marked_processes(token) if pid not in killed]
+        if not found:
+            break
+        for pid, argv in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            killed[pid] = argv
+    return [f"pid {pid}: {argv}" for pid, argv in sorted(killed.items())]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist controller: gather what each worker found left running at its end."""
+    _worker_leftovers.extend(getattr(node, "workeroutput", {}).get(_LEFTOVERS_KEY, []))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Kill what the session left running, and fail the run naming each process."""
+    leftovers = kill_leftovers()
+    config = session.config
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        # An xdist worker: its exit status is not the run's; the controller reports.
+        workeroutput[_LEFTOVERS_KEY] = leftovers
+        return
+    leftovers += _worker_leftovers
+    if not leftovers:
+        return
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    message = (
+        "processes the suite started were still running at the end of the session; "
+        "they were killed. A case (or the harness) left them behind: stop them in the "
+        "case, or register a cleanup on the instance.\n  " + "\n  ".join(leftovers)
+    )
+    if reporter is not None:
+        reporter.write_sep("=", "processes left running after the session", red=True)
+        reporter.write_line(message)
+    else:
+        print(message)
