@@ -73,8 +73,11 @@ def reaper() -> Iterator[list[int]]:
 # (Its streams go to /dev/null: a daemon holding the command's pipes would
 # keep `run` waiting until its timeout instead.)
 LEAKS = """
+import os
+
 def test_leaks_a_daemon(instance):
-    daemon = "exec sleep 301 </dev/null >/dev/null 2>&1"
+    pidfile = os.path.join(os.getcwd(), "daemons.pid")
+    daemon = f"echo $$ >> {pidfile}; exec sleep 301 </dev/null >/dev/null 2>&1"
     instance.run(["setsid", "-f", "sh", "-c", daemon], timeout=30).assert_success()
 
 def test_minds_its_business(instance):
@@ -89,14 +92,15 @@ def test_a_process_that_outlives_the_session_is_killed_and_fails_the_run_by_name
     suite.makepyfile(LEAKS)
     result = suite.runpytest_subprocess("-p", "no:cacheprovider", *xdist, timeout=120)
     out = result.stdout.str()
+    [daemon] = [int(p) for p in (suite.path / "daemons.pid").read_text().split()]
+    reaper.append(daemon)
     pids = [int(p) for p in re.findall(r"pid (\d+): sleep 301", out)]
-    reaper.extend(pids)
     # Every case passed on its own terms; the leak fails the run.
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
     assert "processes left running after the session" in out, out
-    assert len(pids) == 1, out
-    assert not _alive(pids[0]), f"pid {pids[0]} was reported but is still running"
+    assert pids == [daemon], out
+    assert not _alive(daemon), f"pid {daemon} was reported but is still running"
 
 
 def test_a_session_that_leaves_nothing_behind_passes(suite: pytest.Pytester) -> None:
