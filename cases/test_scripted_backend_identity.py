@@ -105,7 +105,10 @@ def test_backend_list_shows_scripted_test_in_its_own_type_column(instance: Insta
     # The probe reads the table by its NAME / TYPE / URL header columns.
     [row] = backends(instance)
 
-    assert (row.name, row.type, row.url) == ("scripted", "scripted-test", str(path))
+    assert (row.name, row.type, row.url) == ("scripted", "scripted-test", str(path)), (
+        f"backend list shows the scripted backend as {row}: its TYPE column should say "
+        f"scripted-test\n{instance.must('backend', 'list').describe()}"
+    )
 
 
 def test_doctor_names_the_type_and_the_dialog_file_on_the_backends_diagnostics_line(
