@@ -1,0 +1,260 @@
+"""What the harness costs: ratios measured side by side in one run, printed as a table.
+
+    tox -e bench                      # everything (~5 min on two cores)
+    tox -e bench -- --skip-suite      # overhead and resolution only (~1 min)
+    tox -e bench -- --profile         # also profile the harness path
+
+1. Overhead per command: N x ``contenox version`` and N x ``contenox backend
+   list`` (in a scratch HOME) through the harness (``harness.run`` and
+   ``Instance.contenox``) against a bare ``subprocess.run`` of the same binary
+   with the same environment and cwd. The calls are interleaved (bare,
+   harness, instance, bare, ...) so drift in machine load hits all three
+   alike; the ratio is of medians, which a noisy neighbour moves least.
+2. The e2e suite's wall time serially, with ``-n 2`` and with ``-n auto``.
+3. Resolving the binary cold (empty CONTENOX_E2E_CACHE, so a build; the Go
+   module and build caches are whatever this machine has) against warm (a
+   cache hit, which still runs ``contenox version`` once).
+
+Benchmarks measure; they never assert. Targets are printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import Instance, resolve_binary, run
+from harness.binary import Binary
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE_TIMEOUT = 1800.0
+COMMAND_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Row:
+    what: str
+    harness: str
+    bare: str
+    ratio: str
+    target: str = ""
+
+
+def machine() -> str:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{platform.system()} {platform.release()}, {os.cpu_count()} cores ({cpu}), "
+        f"Python {platform.python_version()}, load average {load}"
+    )
+
+
+def _ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.1f} ms (min {min(values) * 1000:.1f})"
+
+
+def _cpu() -> float:
+    """CPU seconds this (parent) process has used: the harness's own work, not the child's."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def overhead(binary: Binary, n: int, args: list[str]) -> list[Row]:
+    """Median wall time per command: bare subprocess.run vs harness.run vs Instance.contenox."""
+    with tempfile.TemporaryDirectory(prefix="contenox-bench-") as scratch:
+        inst = Instance.create(Path(scratch) / "i", binary=binary.path)
+        env = inst.env()
+        argv = [str(binary.path), *args]
+        # Warm up: page cache, and `backend list` creating the scratch database.
+        for _ in range(3):
+            inst.must(*args)
+
+        def bare() -> None:
+            done = subprocess.run(
+                argv, capture_output=True, env=env, cwd=inst.work, timeout=COMMAND_TIMEOUT
+            )
+            assert done.returncode == 0, done
+
+        def harness() -> None:
+            run(argv, env=env, cwd=inst.work, timeout=COMMAND_TIMEOUT).assert_success()
+
+        def instance() -> None:
+            inst.contenox(*args).assert_success()
+
+        times: dict[str, list[float]] = {"bare": [], "harness": [], "instance": []}
+        cpu: dict[str, float] = {"bare": 0.0, "harness": 0.0, "instance": 0.0}
+        calls: dict[str, Callable[[], None]] = {
+            "bare": bare,
+            "harness": harness,
+            "instance": instance,
+        }
+        for _ in range(n):
+            for name, call in calls.items():
+                started, cpu_started = time.perf_counter(), _cpu()
+                call()
+                times[name].append(time.perf_counter() - started)
+                cpu[name] += _cpu() - cpu_started
+        inst.history.clear()
+
+    base = statistics.median(times["bare"])
+    rows = []
+    for name, label in (("harness", "harness.run"), ("instance", "Instance.contenox")):
+        ratio = statistics.median(times[name]) / base
+        low = min(times[name]) / min(times["bare"])
+        # The parent's extra CPU per command is the harness's own cost, and
+        # unlike wall time it hardly moves with a neighbour's load.
+        extra = (cpu[name] - cpu["bare"]) / n
+        rows.append(
+            Row(
+                f"`contenox {' '.join(args)}` x{n}, {label}",
+                _ms(times[name]),
+                _ms(times["bare"]),
+                f"median {ratio:.3f}, min {low:.3f}",
+                "<= 1.030",
+            )
+        )
+        rows.append(
+            Row(
+                f"  same, parent CPU per command ({label})",
+                f"{cpu[name] / n * 1000:.2f} ms",
+                f"{cpu['bare'] / n * 1000:.2f} ms",
+                f"{extra * 1000:+.2f} ms = {extra / base * 100:+.2f}% of a command",
+                "",
+            )
+        )
+    return rows
+
+
+def suite(workers: str) -> tuple[float, str]:
+    """Wall time of the e2e suite with ``-n workers`` and its outcome line."""
+    argv = [sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider"]
+    argv += ["-p", "no:randomly", "-n", workers]
+    started = time.perf_counter()
+    result = run(argv, cwd=ROOT, timeout=SUITE_TIMEOUT)
+    took = time.perf_counter() - started
+    lines = [ln for ln in result.stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
+    outcome = lines[-1].strip("= ") if lines else f"exit {result.exit_code}"
+    return took, outcome
+
+
+def resolution() -> tuple[float, float, str]:
+    """Seconds to resolve the pinned release from an empty cache, then from the cache."""
+    with tempfile.TemporaryDirectory(prefix="contenox-bench-cache-") as cache:
+        env = {k: v for k, v in os.environ.items() if k not in ("CONTENOX_BIN", "CONTENOX_SRC")}
+        env["CONTENOX_E2E_CACHE"] = cache
+        started = time.perf_counter()
+        cold = resolve_binary(env)
+        cold_s = time.perf_counter() - started
+        started = time.perf_counter()
+        resolve_binary(env)
+        warm_s = time.perf_counter() - started
+    return cold_s, warm_s, cold.how
+
+
+def profile(binary: Binary, n: int) -> None:
+    """Where a harness command spends its time beyond the child itself."""
+    with tempfile.TemporaryDirectory(prefix="contenox-bench-") as scratch:
+        inst = Instance.create(Path(scratch) / "i", binary=binary.path)
+        try:
+            from pyinstrument import Profiler
+        except ImportError:
+            import cProfile
+            import pstats
+
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(n):
+                inst.contenox("version")
+            prof.disable()
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(15)
+            return
+        profiler = Profiler(interval=0.0005)
+        profiler.start()
+        for _ in range(n):
+            inst.contenox("version")
+        profiler.stop()
+        print(profiler.output_text(unicode=False, color=False, show_all=False))
+
+
+def table(rows: list[Row]) -> str:
+    head = Row("measure", "harness / subject", "bare / baseline", "ratio", "target")
+    cols = [[getattr(r, f) for r in [head, *rows]] for f in ("what", "harness", "bare", "ratio")]
+    cols.append([head.target, *(r.target for r in rows)])
+    widths = [max(len(c) for c in col) for col in cols]
+    out = []
+    for i in range(len(rows) + 1):
+        cells = (col[i].ljust(w) for col, w in zip(cols, widths, strict=True))
+        out.append("| " + " | ".join(cells) + " |")
+        if i == 0:
+            out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-N", type=int, default=100, help="commands per overhead measure")
+    parser.add_argument("--skip-suite", action="store_true", help="skip the suite wall times")
+    parser.add_argument("--skip-resolve", action="store_true", help="skip the cold build")
+    parser.add_argument("--profile", action="store_true", help="profile the harness path")
+    opts = parser.parse_args(argv)
+
+    print(f"machine: {machine()}", flush=True)
+    binary = resolve_binary()
+    print(binary.header(), flush=True)
+    rows: list[Row] = []
+    rows += overhead(binary, opts.N, ["version"])
+    rows += overhead(binary, opts.N, ["backend", "list"])
+    print(table(rows), flush=True)
+
+    if not opts.skip_suite:
+        serial, serial_out = suite("0")
+        rows.append(Row("e2e suite, serial (-n 0)", f"{serial:.1f} s", "", "", serial_out))
+        for workers in ("2", "auto"):
+            took, outcome = suite(workers)
+            rows.append(
+                Row(
+                    f"e2e suite, -n {workers} vs serial",
+                    f"{took:.1f} s",
+                    f"{serial:.1f} s",
+                    f"{serial / took:.2f}x faster",
+                    (">= 1.60x; " if workers == "2" else "") + outcome,
+                )
+            )
+    if not opts.skip_resolve:
+        cold, warm, how = resolution()
+        rows.append(
+            Row(
+                "binary resolution, cold (empty cache) vs warm (hit)",
+                f"{cold:.1f} s",
+                f"{warm:.2f} s",
+                f"{cold / warm:.0f}x",
+                f"cold: {how}",
+            )
+        )
+    print(f"\nmachine at the end: {machine()}")
+    print(table(rows))
+    if opts.profile:
+        profile(binary, opts.N)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
