@@ -1,0 +1,675 @@
+"""The scripted-test backend's dialog promises, one case each.
+
+Source: contenox-docs/development/scripted-test-backend.md ("The script", "Document
+fields", "Turn fields", "How turns are consumed", "A worked run", "Running past the end
+fails loudly", "Limitations") and the `scripted-test` section of contenox-cli.md.
+
+`chat` logs nothing on stderr, so the model-demand check cannot count the turns a chat
+Case was served: those Cases say `serves_all_turns=False` and assert on what chat prints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from harness import (
+    Capabilities,
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    Usage,
+    defect,
+    mission_finish,
+    mission_report,
+    open_acp,
+    probe,
+    route,
+    start_contenox,
+    step,
+)
+from harness.probes import (
+    approvals,
+    await_approval,
+    captured_requests,
+    captured_units,
+    mission_reports,
+    missions,
+    models,
+)
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _scripted(instance: Instance, script: Script) -> Any:
+    instance.init()
+    return instance.use_script(script)
+
+
+def _raw_units(instance: Instance, request_id: str) -> list[Mapping[str, Any]]:
+    """`state show <id> --raw` as the JSON contenox prints, every field kept."""
+    return [unit.raw for unit in captured_units(instance, request_id)]
+
+
+def _model_turns(instance: Instance, request_id: str) -> list[Mapping[str, Any]]:
+    return [
+        u for u in _raw_units(instance, request_id) if u.get("taskHandler") == "chat_completion"
+    ]
+
+
+def _exhausted(path: object, op: str, turn: int) -> str:
+    """The documented shape of the exhausted-script error."""
+    return (
+        f'scripted-test script "{path}" is exhausted: {op} asked for turn {turn} but the '
+        f"script holds {turn} turn(s); add the missing turn or shorten the run"
+    )
+
+
+# --------------------------------------------------------------------------- determinism
+
+BYTE_EXACT = 'Ünïcødé — two  spaces, a\ttab, "quotes" & <angle> {braces} $HOME `ticks`'
+
+
+def test_the_same_dialog_replays_the_same_reply_byte_for_byte_every_time(
+    instance: Instance,
+) -> None:
+    _scripted(instance, Script(turns=[BYTE_EXACT]))
+
+    first = instance.must("chat", "say something")
+    second = instance.must("chat", "say something")
+
+    assert first.stdout == BYTE_EXACT + "\n", first.describe()
+    assert second.stdout == first.stdout, (
+        f"the second run printed something else:\n{first.stdout!r}\n{second.stdout!r}"
+    )
+
+
+# --------------------------------------------------------------------------- the script
+
+A_BARE_ARRAY_IS_A_VALID_SCRIPT = Case(
+    name="a bare array of turns is a valid script",
+    files={"bare.json": '[{ "text": "hello" }, { "text": "goodbye" }]\n'},
+    steps=[
+        step("backend", "add", "scripted", "--type", "scripted-test", "--script", "bare.json"),
+        step("config", "set", "default-provider", "scripted-test"),
+        step("config", "set", "default-model", "scripted-test"),
+        step("chat", "hi", stdout_has=["hello"], stdout_lacks=["goodbye"]),
+    ],
+)
+
+
+def test_a_turn_with_text_and_a_tool_call_shows_the_text_and_dispatches_the_call(
+    instance: Instance,
+) -> None:
+    instance.write("notes.txt", "the answer is 42\n")
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                route(),
+                Turn(
+                    text="Reading the notes.",
+                    tool_calls=[ToolCall("read_file", {"path": "notes.txt"})],
+                ),
+                "Read them.",
+            ]
+        ),
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("read the notes")
+
+    assert turn.text.startswith("Reading the notes."), turn.describe()
+    assert turn.paths_read == [str(instance.work / "notes.txt")], turn.describe()
+    assert turn.text.endswith("Read them."), turn.describe()
+
+
+# --------------------------------------------------------------------------- document fields
+
+THE_MODEL_FIELD_NAMES_THE_EXPOSED_MODEL = Case(
+    name="the model field is the model name the backend exposes and a chain can pin",
+    script=Script(model="pinned-7b", turns=["served under the pinned name"]),
+    steps=[
+        step("model", "list", stdout_has=["pinned-7b"], stdout_lacks=["scripted-test"]),
+        step("chat", "hi", stdout_has=["served under the pinned name"]),
+    ],
+    probes=[probe("models", models)],
+    serves_all_turns=False,
+)
+
+CONTEXT_LENGTH_DEFAULTS_TO_32768 = Case(
+    name="context_length defaults to 32768",
+    script=Script(turns=["unused"]),
+    steps=[step("model", "list", stdout_has=["32768"])],
+    probes=[probe("models", models)],
+    serves_all_turns=False,
+)
+
+
+def test_acp_refuses_a_request_that_needs_more_than_the_context_length(
+    instance: Instance,
+) -> None:
+    _scripted(instance, Script(context_length=50, turns=[route(), "this must not be served"]))
+    with open_acp(instance) as acp:
+        turn = acp.prompt("hello " * 50)
+
+    assert turn.error is not None, turn.describe()
+    assert "exceeds context length" in str(turn.error["message"]), turn.describe()
+    assert "> 50" in str(turn.error["message"]), turn.describe()
+    assert "this must not be served" not in turn.text, turn.describe()
+
+
+CHAT_REFUSES_WHAT_EXCEEDS_THE_CONTEXT = Case(
+    name="chat refuses a request that needs more than the script's context_length",
+    script=Script(context_length=50, turns=["this must not be served"]),
+    steps=[
+        step("model", "list", stdout_has=["50"]),
+        step(
+            "chat",
+            "hello",
+            exit_code=1,
+            stdout_lacks=["this must not be served"],
+            notices_has=["exceeds context length"],
+        ),
+    ],
+    serves_all_turns=False,
+    defect=(
+        "with a script declaring context_length 50 (`model list` shows CTX 50), `contenox chat "
+        "hello` exits 0 and prints the scripted reply, though the request carries the chat "
+        "agent's ~430-token system prompt (its log: token_usage limit:131072 "
+        "messages_tokens:431). `acp` refuses the same backend ('exceeds context length: "
+        "input token count 433 > 50'). Contradicts scripted-test-backend.md, Document fields: "
+        "'context_length … a request needing more is refused, as with a real model'."
+    ),
+)
+
+LONG_REPLY = " ".join(f"word{n}" for n in range(300))
+
+MAX_OUTPUT_TOKENS_UNSET_DOES_NOT_CLAMP = Case(
+    name="with max_output_tokens unset a long reply comes back whole",
+    script=Script(turns=[LONG_REPLY]),
+    steps=[step("chat", "talk at length", stdout_has=[LONG_REPLY + "\n"])],
+    serves_all_turns=False,
+)
+
+
+def test_every_capability_defaults_to_true(instance: Instance) -> None:
+    _scripted(instance, Script(turns=["unused"]))
+
+    [model] = models(instance)
+
+    assert (model.chat, model.embed, model.prompt, model.think, model.vision) == (
+        True,
+        True,
+        True,
+        True,
+        True,
+    ), model
+
+
+def test_a_capability_set_to_false_is_reported_missing(instance: Instance) -> None:
+    _scripted(
+        instance, Script(capabilities=Capabilities(think=False, vision=False), turns=["unused"])
+    )
+
+    [model] = models(instance)
+
+    assert (model.chat, model.think, model.vision) == (True, False, False), model
+
+
+CHAT_FALSE_IS_REFUSED = Case(
+    name="a script with chat set to false is refused by chat",
+    script=Script(capabilities=Capabilities(chat=False), turns=["this must not be served"]),
+    steps=[
+        step(
+            "chat",
+            "hi",
+            exit_code=1,
+            stdout_lacks=["this must not be served"],
+            notices_has=["contains no chat-capable models for backend(s): scripted"],
+        )
+    ],
+    serves_all_turns=False,
+)
+
+
+# --------------------------------------------------------------------------- turn fields
+
+
+def test_a_turns_text_is_streamed_in_several_chunks(instance: Instance) -> None:
+    text = "Here is a reply long enough to arrive in several pieces."
+    _scripted(instance, Script(turns=[route(), text]))
+    with open_acp(instance) as acp:
+        turn = acp.prompt("hello")
+
+    chunks = turn.updates_of("agent_message_chunk")
+    assert len(chunks) > 1, f"the text arrived in {len(chunks)} chunk(s)\n{turn.describe()}"
+    assert turn.text == text, turn.describe()
+
+
+def test_thinking_arrives_on_the_thinking_channel_not_in_the_reply(instance: Instance) -> None:
+    _scripted(
+        instance,
+        Script(turns=[route(), Turn(text="The visible answer.", thinking="A private trace.")]),
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("hello")
+
+    assert turn.thoughts == "A private trace.", turn.describe()
+    assert turn.text == "The visible answer.", turn.describe()
+
+
+@defect(
+    "a turn scripted with thinking 'A private trace.' and a read_file call, followed by a "
+    "text turn, over `contenox acp`: `contenox state show <req> --raw` shows the second "
+    "chat_completion (chain-acp-general-agent) was sent the first turn's assistant message with "
+    '"thinking": "A private trace." in its history. Contradicts scripted-test-backend.md, '
+    "Turn fields: 'thinking — … delivered on the thinking channel and never sent back as "
+    "history'."
+)
+def test_thinking_is_never_sent_back_to_the_model_as_history(instance: Instance) -> None:
+    instance.write("notes.txt", "n\n")
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                route(),
+                Turn(
+                    thinking="A private trace.",
+                    tool_calls=[ToolCall("read_file", {"path": "notes.txt"})],
+                ),
+                "Done.",
+            ]
+        ),
+    )
+    with open_acp(instance) as acp:
+        acp.prompt("read the notes")
+    [request] = captured_requests(instance)
+
+    _, second = _model_turns(instance, request)
+    sent_next = second["output"]["messages"][:-1]
+    carrying = [m for m in sent_next if "A private trace." in json.dumps(m)]
+    assert carrying == [], f"the next model turn was sent the thinking trace back: {carrying}"
+
+
+def test_a_tool_call_without_an_id_gets_a_generated_one(instance: Instance) -> None:
+    instance.write("notes.txt", "n\n")
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                route(),
+                Turn(
+                    tool_calls=[
+                        ToolCall("read_file", {"path": "notes.txt"}),
+                        ToolCall("read_file", {"path": "notes.txt", "force": True}),
+                    ]
+                ),
+                "Done.",
+            ]
+        ),
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("read twice")
+
+    ids = list(turn.tool_calls)
+    assert len(ids) == 2 and all(ids), turn.describe()
+    assert all(turn.tool_calls[i].get("status") == "completed" for i in ids), turn.describe()
+
+
+def test_tool_arguments_given_as_a_json_string_reach_the_tool_parsed(instance: Instance) -> None:
+    instance.write("notes.txt", "from a string\n")
+    _scripted(
+        instance,
+        Script(
+            turns=[route(), Turn(tool_calls=[ToolCall("read_file", '{"path": "notes.txt"}')]), "ok"]
+        ),
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("read")
+
+    assert turn.paths_read == [str(instance.work / "notes.txt")], turn.describe()
+    assert "from a string" in str(turn.tool_outputs), turn.describe()
+
+
+def test_malformed_tool_arguments_reach_the_engine_as_raw_text(instance: Instance) -> None:
+    _scripted(
+        instance,
+        Script(
+            turns=[route(), Turn(tool_calls=[ToolCall("read_file", '{"path": "notes.txt"')]), "x"]
+        ),
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("read")
+
+    [call] = turn.tool_calls.values()
+    assert call.get("status") == "failed", turn.describe()
+    assert turn.paths_read == [], turn.describe()
+    message = str((turn.error or {}).get("message"))
+    assert "failed to unmarshal tool arguments for local_fs.read_file" in message, turn.describe()
+
+
+def test_finish_reason_defaults_to_tool_calls_then_stop(instance: Instance) -> None:
+    instance.write("notes.txt", "n\n")
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+                "Done.",
+            ]
+        ),
+    )
+    with open_acp(instance) as acp:
+        acp.prompt("read")
+    [request] = captured_requests(instance)
+
+    reasons = [u.get("finishReason") for u in _model_turns(instance, request)]
+    assert reasons == ["tool_calls", "stop"], reasons
+
+
+def test_finish_reason_length_ends_the_turn_as_cut_off(instance: Instance) -> None:
+    _scripted(instance, Script(turns=[route(), Turn(text="cut off mid", finish_reason="length")]))
+    with open_acp(instance) as acp:
+        turn = acp.prompt("hello")
+
+    assert turn.stop_reason == "max_tokens", turn.describe()
+    assert turn.text.startswith("cut off mid"), turn.describe()
+    assert "cut off rather than finished" in turn.text, turn.describe()
+
+
+@defect(
+    "a turn scripted with usage {prompt_tokens: 111, completion_tokens: 22, total_tokens: "
+    "133}, over `contenox acp`: `contenox state show <req> --raw` records tokenUsage "
+    "{prompt: 0, completion: 3, total: 3} for it — exactly what the same turn without usage "
+    "records — and the ACP usage_update says used 8964 either way. Contradicts "
+    "scripted-test-backend.md, Turn fields: 'usage … reported as the turn's token "
+    "accounting', and Limitations: 'Token counts come from the estimating tokenizer … "
+    "unless a turn declares usage'."
+)
+def test_a_turns_declared_usage_is_reported_as_its_token_accounting(instance: Instance) -> None:
+    usage = Usage(prompt_tokens=111, completion_tokens=22, total_tokens=133)
+    _scripted(instance, Script(turns=[route(), Turn(text="counted reply", usage=usage)]))
+    with open_acp(instance) as acp:
+        acp.prompt("hello")
+    [request] = captured_requests(instance)
+
+    [turn] = _model_turns(instance, request)
+    assert turn.get("tokenUsage") == {"prompt": 111, "completion": 22, "total": 133}, turn
+
+
+def test_without_declared_usage_token_counts_are_estimated_from_the_text(
+    instance: Instance,
+) -> None:
+    long = " ".join(f"word{n}" for n in range(60))
+    _scripted(instance, Script(turns=[route(), "short", route(), long]))
+    with open_acp(instance) as acp:
+        acp.prompt("one")
+        acp.prompt("two")
+    first, second = captured_requests(instance)
+
+    [short_turn] = _model_turns(instance, first)
+    [long_turn] = _model_turns(instance, second)
+    short_count = short_turn["tokenUsage"]["completion"]
+    long_count = long_turn["tokenUsage"]["completion"]
+    assert 0 < short_count < long_count, (short_turn["tokenUsage"], long_turn["tokenUsage"])
+
+
+def test_an_empty_turn_is_rejected_when_the_script_loads(instance: Instance) -> None:
+    path = _scripted(instance, Script(turns=["fine at add time"]))
+    path.write_text('{"turns": [{"text": "ok"}, {}]}\n', encoding="utf-8")
+
+    result = instance.contenox("chat", "hi")
+
+    assert result.exit_code != 0, result.describe()
+    assert "fine at add time" not in result.stdout, result.describe()
+    assert f'scripted-test script "{path}" turn 1 is empty' in result.notices, result.describe()
+
+
+# --------------------------------------------------------------------------- consumption
+
+
+def test_turns_are_served_one_per_model_turn_in_file_order(instance: Instance) -> None:
+    _scripted(instance, Script(turns=[route(), "one", route(), "two", route(), "three"]))
+    with open_acp(instance) as acp:
+        replies = [acp.prompt(p).text for p in ("a", "b", "c")]
+
+    assert replies == ["one", "two", "three"]
+
+
+def test_chat_and_streaming_calls_draw_from_one_cursor(instance: Instance) -> None:
+    _scripted(
+        instance,
+        Script(turns=[route(), "streamed one", "completed by chat", route(), "streamed two"]),
+    )
+    instance.must("config", "set", "default-autocomplete-model", "scripted-test")
+    instance.must("config", "set", "default-autocomplete-provider", "scripted-test")
+    with open_acp(instance) as acp:
+        first = acp.prompt("hello")
+        completion = acp.call(
+            "_contenox/autocomplete",
+            {
+                "sessionId": acp.session_id,
+                "path": "main.go",
+                "language": "go",
+                "prefix": "func main() {\n\t",
+                "suffix": "\n}",
+            },
+        )
+        second = acp.prompt("again")
+
+    assert first.text == "streamed one", first.describe()
+    assert completion == {"completion": "completed by chat"}, completion
+    assert second.text == "streamed two", second.describe()
+
+
+TWO_TASK_CHAIN = {
+    "id": "two-tasks",
+    "tasks": [
+        {
+            "id": "first",
+            "handler": "chat_completion",
+            "system_instruction": "You speak first.",
+            "execute_config": {"model": "scripted-test", "provider": "scripted-test"},
+            "transition": {"branches": [{"operator": "default", "goto": "second"}]},
+        },
+        {
+            "id": "second",
+            "handler": "chat_completion",
+            "system_instruction": "You speak second.",
+            "execute_config": {"model": "scripted-test", "provider": "scripted-test"},
+            "transition": {"branches": [{"operator": "default", "goto": "end"}]},
+        },
+    ],
+}
+
+TWO_CHAIN_TASKS_CONTINUE_ONE_DIALOG = Case(
+    name="two chain tasks in one run continue the same dialog",
+    files={"two-tasks.json": json.dumps(TWO_TASK_CHAIN, indent=2) + "\n"},
+    script=Script(turns=["said by the first task", "said by the second task"]),
+    steps=[
+        step(
+            "chat",
+            "--chain",
+            "two-tasks.json",
+            "go",
+            stdout_has=["said by the second task"],
+            stdout_lacks=["said by the first task"],
+        ),
+    ],
+    probes=[
+        probe(
+            "what each task said",
+            lambda i: [
+                (u.task, u.output_messages[-1].content)
+                for u in captured_units(i, captured_requests(i)[-1])
+            ],
+        )
+    ],
+    serves_all_turns=False,
+)
+
+A_SECOND_PROCESS_STARTS_AT_TURN_ONE = Case(
+    name="a second process starts the script at turn one again",
+    script=Script(turns=["turn one", "turn two"]),
+    steps=[
+        step("chat", "first process", stdout_has=["turn one"], stdout_lacks=["turn two"]),
+        step("chat", "second process", stdout_has=["turn one"], stdout_lacks=["turn two"]),
+    ],
+    serves_all_turns=False,
+)
+
+
+def test_editing_the_script_file_rewinds_it_to_turn_one(instance: Instance) -> None:
+    path = _scripted(instance, Script(turns=[route(), "before the edit", route(), "unused"]))
+    with open_acp(instance) as acp:
+        before = acp.prompt("one")
+        # A different size as well as a later mtime, so the change is unmistakable.
+        time.sleep(1.1)
+        Script(turns=[route(), "after the edit, from turn one"]).write(path)
+        after = acp.prompt("two")
+
+    assert before.text == "before the edit", before.describe()
+    assert after.text == "after the edit, from turn one", after.describe()
+
+
+# --------------------------------------------------------------------------- the worked run
+
+
+def test_the_worked_run_prints_its_report_lands_and_keeps_the_report(instance: Instance) -> None:
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                Turn(
+                    text="Filing what I found.",
+                    tool_calls=[mission_report("result", "scripted run reporting home")],
+                ),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Mission finished.",
+            ]
+        ),
+    )
+
+    result = instance.must("run", "--policy", "run", "report what you know")
+
+    assert result.stdout == "scripted run reporting home\n", result.describe()
+    assert re.search(r"Mission \S+ finished: landed", result.notices), result.describe()
+    [fired] = missions(instance)
+    kept = mission_reports(instance, fired.id)
+    assert [(r.kind, r.summary) for r in kept.reports] == [
+        ("result", "scripted run reporting home")
+    ], kept
+
+
+def test_a_dialog_ending_on_a_tool_call_is_one_turn_short(instance: Instance) -> None:
+    path = _scripted(
+        instance,
+        Script(
+            turns=[Turn(text="Filing.", tool_calls=[mission_report("result", "one turn short")])],
+            runs_past_end=True,
+        ),
+    )
+
+    result = instance.contenox("run", "--policy", "run", "--timeout", "60s", "report")
+
+    assert result.exit_code != 0, result.describe()
+    assert "one turn short" in result.stdout, "the terminal tool call did not land"
+    assert _exhausted(path, "stream", 1).replace('"', '\\"') in result.stderr, result.describe()
+    [fired] = missions(instance)
+    assert fired.status == "derailed", fired
+
+
+def test_a_gated_call_waits_on_an_ask_raised_against_the_scripted_call_id(
+    instance: Instance,
+) -> None:
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                Turn(
+                    text="Echoing.",
+                    tool_calls=[ToolCall("echo", {"message": "hi"}, id="call-scripted-42")],
+                ),
+                Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        ),
+    )
+    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
+
+    ask = await_approval(instance, 30, tool="native-echo.echo", context=run.describe)
+    assert ask.id.startswith("call-scripted-42"), ask
+    assert run.running, run.describe()
+    instance.must("approvals", "respond", ask.id, "--approve")
+
+    run.wait(timeout=90).assert_success().assert_stdout_contains("echoed after the verdict")
+    assert approvals(instance) == []
+
+
+# --------------------------------------------------------------------------- past the end
+
+
+def test_running_past_the_end_fails_naming_the_script_and_the_turn(instance: Instance) -> None:
+    path = _scripted(
+        instance,
+        Script(turns=[Turn(tool_calls=[ToolCall("echo", {"message": "x"})])], runs_past_end=True),
+    )
+
+    result = instance.contenox("chat", "hi")
+
+    assert result.exit_code == 1, result.describe()
+    assert _exhausted(path, "chat", 1) in result.notices, result.describe()
+
+
+def test_running_past_the_end_prints_no_fallback_reply(instance: Instance) -> None:
+    _scripted(
+        instance,
+        Script(turns=[Turn(tool_calls=[ToolCall("echo", {"message": "x"})])], runs_past_end=True),
+    )
+
+    result = instance.contenox("chat", "hi")
+
+    assert result.exit_code != 0, result.describe()
+    assert result.stdout == "", f"a reply was invented past the end:\n{result.describe()}"
+
+
+# --------------------------------------------------------------------------- limitations
+
+
+def test_two_sessions_in_one_process_share_the_cursor(instance: Instance) -> None:
+    _scripted(instance, Script(turns=[route(), "first session's turn", route(), "second's turn"]))
+    with open_acp(instance) as acp:
+        one = acp.session_id
+        two = acp.new_session()
+        first = acp.prompt("hi", session_id=one)
+        second = acp.prompt("hi", session_id=two)
+
+    assert first.text == "first session's turn", first.describe()
+    assert second.text == "second's turn", second.describe()
+
+
+def test_a_different_branch_still_gets_the_next_turn(instance: Instance) -> None:
+    _scripted(
+        instance,
+        Script(
+            turns=[
+                route(),
+                Turn(text="Trying. ", tool_calls=[ToolCall("no_such_tool", {})]),
+                "served anyway",
+            ]
+        ),
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("anything")
+
+    [call] = turn.tool_calls.values()
+    assert call.get("status") == "failed", turn.describe()
+    assert "tool no_such_tool not found" in json.dumps(call), turn.describe()
+    assert turn.text.endswith("served anyway"), turn.describe()
