@@ -439,7 +439,9 @@ def test_turns_are_served_one_per_model_turn_in_file_order(instance: Instance) -
     with open_acp(instance) as acp:
         replies = [acp.prompt(p).text for p in ("a", "b", "c")]
 
-    assert replies == ["one", "two", "three"]
+    assert replies == ["one", "two", "three"], (
+        f"the prompts were not answered in file order: {replies}"
+    )
 
 
 def test_chat_and_streaming_calls_draw_from_one_cursor(instance: Instance) -> None:
@@ -558,7 +560,9 @@ def test_the_worked_run_prints_its_report_lands_and_keeps_the_report(instance: I
 
     result = instance.must("run", "--policy", "run", "report what you know")
 
-    assert result.stdout == "scripted run reporting home\n", result.describe()
+    assert result.stdout == "scripted run reporting home\n", (
+        f"stdout is not the report:\n{result.describe(logs=False)}"
+    )
     assert re.search(r"Mission \S+ finished: landed", result.notices), result.describe()
     [fired] = missions(instance)
     kept = mission_reports(instance, fired.id)
@@ -624,8 +628,10 @@ def test_running_past_the_end_fails_naming_the_script_and_the_turn(instance: Ins
 
     result = instance.contenox("chat", "hi")
 
-    assert result.exit_code == 1, result.describe()
-    assert _exhausted(path, "chat", 1) in result.notices, result.describe()
+    assert result.exit_code == 1, f"running past the end did not fail:\n{result.describe()}"
+    assert _exhausted(path, "chat", 1) in result.notices, (
+        f"the error does not name the script and the turn as documented:\n{result.describe()}"
+    )
 
 
 def test_running_past_the_end_prints_no_fallback_reply(instance: Instance) -> None:
