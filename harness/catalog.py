@@ -17,7 +17,15 @@ from types import ModuleType
 
 from .case import Case
 
-__all__ = ["FIX_COMMAND", "area_of", "cases_in", "drift", "expected_dialogs", "write_dialogs"]
+__all__ = [
+    "FIX_COMMAND",
+    "all_case_names",
+    "area_of",
+    "cases_in",
+    "drift",
+    "expected_dialogs",
+    "write_dialogs",
+]
 
 FIX_COMMAND = "tox -e dialogs"
 
@@ -69,6 +77,19 @@ def expected_dialogs(cases_dir: Path) -> dict[str, str]:
                     )
                 out[rel] = script.dumps()
     return out
+
+
+def all_case_names(cases_dir: Path) -> set[tuple[str, str]]:
+    """Every case as ``(file, test name)``, plus ``("", name)``: Cases and test functions."""
+    names: set[tuple[str, str]] = set()
+    for path in _modules(cases_dir):
+        module = _load(path)
+        found = {c.test_name for c in cases_in(module)}
+        found |= {n for n, v in vars(module).items() if n.startswith("test_") and callable(v)}
+        rel = f"{cases_dir.name}/{path.name}"
+        for name in found:
+            names |= {(rel, name), ("", name)}
+    return names
 
 
 def drift(cases_dir: Path, dialogs_dir: Path) -> list[str]:
