@@ -3,15 +3,14 @@
 
 Breaks the worked run's "stdout: scripted run reporting home"
 (scripted-test-backend.md, A worked run): the first stdout line of `run` is lost.
-Everything else runs the real binary, found at $DIALOGS_REAL_CONTENOX (default: the
-pinned v1.0.0 in /tmp/e2ecache).
+Everything else runs the real binary, found at $REAL_CONTENOX.
 """
 
 import os
 import subprocess
 import sys
 
-REAL = os.environ.get("DIALOGS_REAL_CONTENOX", "/tmp/e2ecache/v1.0.0/contenox")
+REAL = os.environ["REAL_CONTENOX"]
 
 if __name__ == "__main__":
     args = sys.argv[1:]

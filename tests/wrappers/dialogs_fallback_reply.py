@@ -4,14 +4,14 @@
 Breaks "Running past the end fails loudly … There is no fallback reply"
 (scripted-test-backend.md): when `chat` dies on an exhausted script, this prints a
 canned answer and exits 0, hiding the error. Everything else runs the real binary,
-found at $DIALOGS_REAL_CONTENOX (default: the pinned v1.0.0 in /tmp/e2ecache).
+found at $REAL_CONTENOX.
 """
 
 import os
 import subprocess
 import sys
 
-REAL = os.environ.get("DIALOGS_REAL_CONTENOX", "/tmp/e2ecache/v1.0.0/contenox")
+REAL = os.environ["REAL_CONTENOX"]
 
 if __name__ == "__main__":
     args = sys.argv[1:]

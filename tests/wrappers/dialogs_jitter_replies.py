@@ -3,7 +3,7 @@
 
 Breaks "every model turn … served by the next turn in that file — in order, byte for
 byte, every time" (scripted-test-backend.md). Everything else runs the real binary,
-found at $DIALOGS_REAL_CONTENOX (default: the pinned v1.0.0 in /tmp/e2ecache).
+found at $REAL_CONTENOX.
 """
 
 import os
@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-REAL = os.environ.get("DIALOGS_REAL_CONTENOX", "/tmp/e2ecache/v1.0.0/contenox")
+REAL = os.environ["REAL_CONTENOX"]
 
 if __name__ == "__main__":
     args = sys.argv[1:]

@@ -4,14 +4,14 @@
 `backend add … --script <file>` reverses the turns in <file> before the real binary
 reads it. Breaks "served by the next turn in that file — in order" and "a second
 process starts at turn 1 again" (scripted-test-backend.md). Everything else runs the
-real binary, found at $DIALOGS_REAL_CONTENOX (default: the pinned v1.0.0).
+real binary, found at $REAL_CONTENOX.
 """
 
 import json
 import os
 import sys
 
-REAL = os.environ.get("DIALOGS_REAL_CONTENOX", "/tmp/e2ecache/v1.0.0/contenox")
+REAL = os.environ["REAL_CONTENOX"]
 
 if __name__ == "__main__":
     args = sys.argv[1:]

@@ -4,7 +4,7 @@
 `chat`'s stderr says "asked for a turn" instead of "asked for turn N", breaking "it
 fails with the script and the turn index in the message" (scripted-test-backend.md,
 Running past the end fails loudly). Everything else runs the real binary, found at
-$DIALOGS_REAL_CONTENOX (default: the pinned v1.0.0 in /tmp/e2ecache).
+$REAL_CONTENOX.
 """
 
 import os
@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-REAL = os.environ.get("DIALOGS_REAL_CONTENOX", "/tmp/e2ecache/v1.0.0/contenox")
+REAL = os.environ["REAL_CONTENOX"]
 
 if __name__ == "__main__":
     args = sys.argv[1:]
