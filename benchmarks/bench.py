@@ -143,9 +143,22 @@ def overhead(binary: Binary, n: int, args: list[str]) -> list[Row]:
     return rows
 
 
-def suite(workers: str) -> tuple[float, str]:
+def collect(into: Path) -> int:
+    """Write the e2e suite's node ids to ``into`` (a pytest @argfile); return how many.
+
+    Every timed run gets the same ids, so cases added while the benchmark runs
+    (other people work here too) cannot skew the ratio.
+    """
+    argv = [sys.executable, "-m", "pytest", "cases", "--collect-only", "-q"]
+    result = run([*argv, "-p", "no:cacheprovider", "-p", "no:randomly"], cwd=ROOT, timeout=300)
+    ids = [line for line in result.stdout.splitlines() if "::" in line]
+    into.write_text("\n".join(ids) + "\n", encoding="utf-8")
+    return len(ids)
+
+
+def suite(workers: str, ids: Path) -> tuple[float, str]:
     """Wall time of the e2e suite with ``-n workers`` and its outcome line."""
-    argv = [sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-m", "pytest", f"@{ids}", "-q", "-p", "no:cacheprovider"]
     argv += ["-p", "no:randomly", "-n", workers]
     started = time.perf_counter()
     result = run(argv, cwd=ROOT, timeout=SUITE_TIMEOUT)
@@ -225,10 +238,14 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows), flush=True)
 
     if not opts.skip_suite:
-        serial, serial_out = suite("0")
-        rows.append(Row("e2e suite, serial (-n 0)", f"{serial:.1f} s", "", "", serial_out))
+        ids = Path(tempfile.mkdtemp(prefix="contenox-bench-ids-")) / "ids.txt"
+        count = collect(ids)
+        serial, serial_out = suite("0", ids)
+        rows.append(
+            Row(f"e2e suite ({count} cases), serial", f"{serial:.1f} s", "", "", serial_out)
+        )
         for workers in ("2", "auto"):
-            took, outcome = suite(workers)
+            took, outcome = suite(workers, ids)
             rows.append(
                 Row(
                     f"e2e suite, -n {workers} vs serial",
