@@ -76,15 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"  {p}" for p in problems))
         return 1
     print(f"sentinel ~/.contenox unchanged: {len(before)} entries, every byte, mode and mtime")
-    if outcome.counts["failed"] or outcome.counts["error"] or outcome.result.exit_code:
-        print("...but the suite itself did not pass under that HOME:")
-        for name in outcome.failed:
-            print(f"  FAILED {name}")
-        if not outcome.failed:
-            print(outcome.result.describe())
+    # A failing case is repeat.py's business; a run that never got going proves nothing here.
+    if outcome.counts["passed"] == 0 or outcome.result.exit_code not in (0, 1):
+        print("...but the suite did not run under that HOME, so this proves nothing:")
+        print(outcome.result.describe())
         return 1
+    for name in outcome.failed:
+        print(f"  (a case failed under that HOME, not counted here: {name})")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
