@@ -85,5 +85,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  (a case failed under that HOME, not counted here: {name})")
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main())
