@@ -38,6 +38,11 @@ def _blocked_run(instance: Instance) -> tuple[Process, str]:
     instance.write(".env", "API_URL=http://localhost\n")
     instance.use_script(GATED_RUN)
     run = start_contenox(instance, "run", "--policy", "run", "check the env file")
+    # Read the inbox only once the run has raised its ask (it logs `subject="ask
+    # raised"`): a second process opening the store while `run` is still starting
+    # up can make that start fail with SQLITE_BUSY (seen under load), which is a
+    # finding of its own, not what this case checks.
+    run.wait_for_output('subject="ask raised"', stream="stderr", timeout=60)
 
     def pending_ask() -> str | None:
         rows = instance.must("approvals", "list").stdout.splitlines()[1:]
@@ -49,6 +54,7 @@ def _blocked_run(instance: Instance) -> tuple[Process, str]:
     ask = wait_until(
         pending_ask,
         timeout=60,
+        interval=0.5,
         what="the run's stat_file ask to show in `contenox approvals list`",
         context=run.describe,
     )

@@ -362,16 +362,43 @@ def _schema() -> dict[str, JSON]:
     return schema
 
 
+def _path(parts: Sequence[object]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out.lstrip(".")
+
+
 def validate_dialog(data: JSON, *, source: str = "dialog") -> None:
-    """Check a dialog document against the shipped JSON Schema (Draft 2020-12)."""
-    validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    """Check a dialog document against the shipped JSON Schema (Draft 2020-12).
+
+    The error names each place that is wrong (``turns[1].tool_calls[0].name``).
+    """
+    schema = _schema()
+    # Validate against the branch the document's own shape picks, so errors
+    # point into it instead of at the root's "not valid under any of oneOf".
+    if isinstance(data, list):
+        branch, prefix = "turns", ["turns"]
+    elif isinstance(data, dict):
+        branch, prefix = "document", []
+    else:
+        raise DialogError(
+            f'{source} must be an object with "turns" or an array of turns, '
+            f"got {type(data).__name__}"
+        )
+    rooted = {k: v for k, v in schema.items() if k != "oneOf"}
+    rooted["$ref"] = f"#/$defs/{branch}"
+    validator = jsonschema.Draft202012Validator(rooted)
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
     lines = []
     for err in errors[:5]:
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-        lines.append(f"  {where.lstrip('.') or '(document)'}: {err.message}")
+        where = _path([*prefix, *err.absolute_path]) or "(document)"
+        message = err.message
+        if err.validator == "anyOf":  # the schema's only anyOf: what a turn must hold
+            message = f"{message}; a turn needs text, thinking or tool_calls"
+        lines.append(f"  {where}: {message}")
     raise DialogError(f"{source} does not match the dialog schema:\n" + "\n".join(lines))
 
 

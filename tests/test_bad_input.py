@@ -312,13 +312,6 @@ def test_a_malformed_dialog_file_is_refused(tmp_path: Path, doc: Any, where: str
         Script.load(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harness finding (harness/dialog.py validate_dialog): the schema's top-level oneOf "
-    "(document or bare array) reports every error at the root, '(document): {...} is not valid "
-    "under any of the given schemas', so a dialog file's refusal names neither turn nor field; "
-    "the fix is to report the best match among the oneOf's sub-errors (jsonschema best_match)",
-)
 @pytest.mark.parametrize(("doc", "where"), [b[1:] for b in BAD_JSON], ids=[b[0] for b in BAD_JSON])
 def test_a_malformed_dialog_file_is_refused_naming_the_turn_and_field(
     tmp_path: Path, doc: Any, where: str
