@@ -6,17 +6,23 @@ Breaks the worked run's "stdout: scripted run reporting home"
 Everything else runs the real binary, found at $REAL_CONTENOX.
 """
 
-import os
-import subprocess
-import sys
+from __future__ import annotations
 
-REAL = os.environ["REAL_CONTENOX"]
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from relay import relay
+
+
+def wants(args: Sequence[str]) -> bool:
+    return args[:1] == ["run"]
+
+
+def alter(args: Sequence[str], out: str, err: str, code: int) -> tuple[str, str, int]:
+    return "".join(out.splitlines(keepends=True)[1:]), err, code
+
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if not args or args[0] != "run":
-        os.execv(REAL, [REAL, *args])
-    done = subprocess.run([REAL, *args], capture_output=True, text=True)
-    sys.stdout.write("".join(done.stdout.splitlines(keepends=True)[1:]))
-    sys.stderr.write(done.stderr)
-    sys.exit(done.returncode)
+    relay(wants, alter)

@@ -7,21 +7,25 @@ canned answer and exits 0, hiding the error. Everything else runs the real binar
 found at $REAL_CONTENOX.
 """
 
-import os
-import subprocess
-import sys
+from __future__ import annotations
 
-REAL = os.environ["REAL_CONTENOX"]
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from relay import relay
+
+
+def wants(args: Sequence[str]) -> bool:
+    return args[:1] == ["chat"]
+
+
+def alter(args: Sequence[str], out: str, err: str, code: int) -> tuple[str, str, int]:
+    if code != 0 and "is exhausted" in err:
+        return "This is a mock response.\n", "Thinking...\n", 0
+    return out, err, code
+
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if not args or args[0] != "chat":
-        os.execv(REAL, [REAL, *args])
-    done = subprocess.run([REAL, *args], capture_output=True, text=True)
-    if done.returncode != 0 and "is exhausted" in done.stderr:
-        sys.stdout.write("This is a mock response.\n")
-        sys.stderr.write("Thinking...\n")
-        sys.exit(0)
-    sys.stdout.write(done.stdout)
-    sys.stderr.write(done.stderr)
-    sys.exit(done.returncode)
+    relay(wants, alter)

@@ -6,21 +6,26 @@ byte, every time" (scripted-test-backend.md). Everything else runs the real bina
 found at $REAL_CONTENOX.
 """
 
-import os
-import subprocess
+from __future__ import annotations
+
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
-REAL = os.environ["REAL_CONTENOX"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from relay import relay
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    if not args or args[0] != "chat":
-        os.execv(REAL, [REAL, *args])
-    done = subprocess.run([REAL, *args], capture_output=True, text=True)
-    out = done.stdout
+
+def wants(args: Sequence[str]) -> bool:
+    return args[:1] == ["chat"]
+
+
+def alter(args: Sequence[str], out: str, err: str, code: int) -> tuple[str, str, int]:
     if out.endswith("\n"):
         out = out[:-1] + f" (take {time.time_ns() % 1000})\n"
-    sys.stdout.write(out)
-    sys.stderr.write(done.stderr)
-    sys.exit(done.returncode)
+    return out, err, code
+
+
+if __name__ == "__main__":
+    relay(wants, alter)

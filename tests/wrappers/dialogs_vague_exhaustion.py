@@ -7,18 +7,24 @@ Running past the end fails loudly). Everything else runs the real binary, found 
 $REAL_CONTENOX.
 """
 
-import os
-import re
-import subprocess
-import sys
+from __future__ import annotations
 
-REAL = os.environ["REAL_CONTENOX"]
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from relay import relay
+
+
+def wants(args: Sequence[str]) -> bool:
+    return args[:1] == ["chat"]
+
+
+def alter(args: Sequence[str], out: str, err: str, code: int) -> tuple[str, str, int]:
+    return out, re.sub(r"asked for turn \d+", "asked for a turn", err), code
+
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if not args or args[0] != "chat":
-        os.execv(REAL, [REAL, *args])
-    done = subprocess.run([REAL, *args], capture_output=True, text=True)
-    sys.stdout.write(done.stdout)
-    sys.stderr.write(re.sub(r"asked for turn \d+", "asked for a turn", done.stderr))
-    sys.exit(done.returncode)
+    relay(wants, alter)

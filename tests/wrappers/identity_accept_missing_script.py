@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from identity_relay import relay
+from relay import relay
 
 
 def wants(args: Sequence[str]) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from identity_relay import drop_lines, relay
+from relay import drop_lines, relay
 
 
 def wants(args: Sequence[str]) -> bool:

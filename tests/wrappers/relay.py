@@ -1,4 +1,4 @@
-"""Shared by the identity_* wrappers: run the real contenox, alter what one command prints.
+"""Shared by the wrappers: run the real contenox, alter what one command prints.
 
 A wrapper stands in for contenox (``CONTENOX_BIN``) and models a binary that
 breaks one promise. Commands it does not alter are handed to the real binary
