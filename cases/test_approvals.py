@@ -66,7 +66,7 @@ def test_a_gated_call_waits_in_approvals_list_and_approving_it_lets_the_run_land
     _setup(instance, GATED_RUN)
     run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
 
-    ask = await_approval(instance, 30, tool="native-echo.echo", context=run.describe)
+    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
     assert ask.kind == "permission"
     [fired] = missions(instance)
     assert (ask.mission, fired.status) == (fired.id, "open")
@@ -83,7 +83,7 @@ def test_denying_a_gated_call_clears_the_ask_and_the_run_carries_on(
 ) -> None:
     _setup(instance, GATED_RUN)
     run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
-    ask = await_approval(instance, 30, tool="native-echo.echo", context=run.describe)
+    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
 
     deny(instance, ask.id)
 
@@ -99,7 +99,7 @@ def test_a_question_waits_with_its_summary_and_the_unit_receives_the_answer(
     _setup(instance, QUESTION_RUN)
     run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "pick a db")
 
-    ask = await_approval(instance, 30, kind="question", context=run.describe)
+    ask = await_approval(instance, 30, kind="question", run=run)
     assert (ask.tool, ask.summary) == (
         "mission.mission_ask_attention",
         "which database should I use",

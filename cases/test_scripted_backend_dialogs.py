@@ -608,7 +608,7 @@ def test_a_gated_call_waits_on_an_ask_raised_against_the_scripted_call_id(
     )
     run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
 
-    ask = await_approval(instance, 30, tool="native-echo.echo", context=run.describe)
+    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
     assert ask.id.startswith("call-scripted-42"), ask
     assert run.running, run.describe()
     instance.must("approvals", "respond", ask.id, "--approve")

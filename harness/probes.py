@@ -27,6 +27,7 @@ from typing import Any
 
 from .command import Result
 from .instance import Instance
+from .process import Process
 from .table import TableError, read_fields, read_table
 
 __all__ = [
@@ -432,25 +433,39 @@ def approvals(instance: Instance, *, limit: int | None = None) -> list[Ask]:
     return parse_approvals(_probe(instance, *args).stdout, _source(*args))
 
 
+# What a run logs once the call that raises an ask is under way: a gated call's
+# durable ask, or a mission question's tool call.
+_ASK_UNDER_WAY = re.compile(
+    r'subject="ask raised"|operation=tool_call subject=mission\.mission_ask_attention'
+)
+
+
 def await_approval(
     instance: Instance,
     timeout: float = 30.0,
     *,
     tool: str | None = None,
     kind: str | None = None,
-    poll: float = 0.25,
+    poll: float = 0.5,
+    run: Process | None = None,
     context: Callable[[], str] | None = None,
 ) -> Ask:
     """Poll ``approvals list`` until an ask (of ``tool``/``kind``, if given) appears.
 
-    Fails after ``timeout`` seconds with the last listing, plus ``context()``
-    when given (pass the waiting run's ``describe``), so a run that never
-    raised its ask explains itself.
+    Pass the waiting ``run`` (a background :class:`~harness.process.Process`):
+    the inbox is then read only once the run has logged that its ask is under
+    way, because a second process opening the store while ``run`` starts up
+    can make that start fail with SQLITE_BUSY (seen under load). Fails after
+    ``timeout`` seconds with the last listing and the run's output (or
+    ``context()``), so a run that never raised its ask explains itself.
 
     >>> run = start_contenox(instance, "run", "--policy", "run", "echo hi")
-    >>> ask = await_approval(instance, 30, tool="native-echo.echo", context=run.describe)
+    >>> ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
     """
     deadline = time.monotonic() + timeout
+    if run is not None:
+        run.wait_for_output(_ASK_UNDER_WAY, stream="stderr", timeout=timeout)
+        context = context or run.describe
     args = ("approvals", "list")
     while True:
         result = _probe(instance, *args)
