@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness import Instance, Script, open_terminal, route
+from harness import Instance, Script, Terminal, open_terminal, route
 
 MODEL = "probe-model"
 GREETING = Script(model=MODEL, turns=[route(), "Hello from the script."])
@@ -61,7 +61,8 @@ def test_a_prompt_typed_into_beam_gets_the_scripted_reply_on_screen(instance: In
     assert term.wait_exit(timeout=30) == 0, term.describe()
 
 
-def test_beam_plain_draws_without_colour(instance: Instance) -> None:
+def _greeted_and_quit(instance: Instance) -> Terminal:
+    """A `beam --plain` session that was asked `say hello`, answered, and quit."""
     instance.init()
     instance.use_script(GREETING)
     term = open_terminal(instance, "beam", "--plain")
@@ -70,6 +71,11 @@ def test_beam_plain_draws_without_colour(instance: Instance) -> None:
     term.wait_for("Hello from the script.", timeout=60)
     term.send_line("/quit")
     term.wait_exit(timeout=30)
+    return term
+
+
+def test_beam_plain_draws_without_colour(instance: Instance) -> None:
+    term = _greeted_and_quit(instance)
     colour = _COLOUR.findall(term.raw())
     assert not colour, f"--plain wrote colour sequences {colour[:5]}\n{term.describe()}"
 
@@ -86,13 +92,6 @@ def test_beam_plain_draws_without_colour(instance: Instance) -> None:
     ),
 )
 def test_beam_plain_draws_without_redrawing(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(GREETING)
-    term = open_terminal(instance, "beam", "--plain")
-    term.wait_for(COMPOSER, timeout=30)
-    term.send_line("say hello")
-    term.wait_for("Hello from the script.", timeout=60)
-    term.send_line("/quit")
-    term.wait_exit(timeout=30)
+    term = _greeted_and_quit(instance)
     redraws = _REDRAW.findall(term.raw())
     assert not redraws, f"--plain wrote redraw sequences {redraws[:8]}\n{term.describe()}"

@@ -22,6 +22,7 @@ __all__ = [
     "all_case_names",
     "area_of",
     "cases_in",
+    "cases_of",
     "drift",
     "expected_dialogs",
     "write_dialogs",
@@ -38,10 +39,11 @@ def area_of(module_file: str | Path) -> str:
 def cases_in(module: ModuleType | object) -> Iterator[Case]:
     """Every module-level Case (or list/tuple of Cases) in ``module``."""
     for value in list(vars(module).values()):
-        yield from _cases_of(value)
+        yield from cases_of(value)
 
 
-def _cases_of(value: object) -> Iterator[Case]:
+def cases_of(value: object) -> Iterator[Case]:
+    """The Cases a module-level value holds: itself, or the Cases of a list or tuple."""
     if isinstance(value, Case):
         yield value
     elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Case) for v in value):

@@ -23,7 +23,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from .binary import Binary, BinaryError, resolve_binary
 from .case import DEFECT_PREFIX, Case, run_case
-from .catalog import _cases_of
+from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
 from .snapshot import TranscriptExtension
 
@@ -129,7 +129,7 @@ def pytest_pycollect_makeitem(
     collector: pytest.Module | pytest.Class, name: str, obj: object
 ) -> list[pytest.Function] | None:
     """Collect every module-level Case (or list of Cases) as its own test item."""
-    cases = list(_cases_of(obj))
+    cases = list(cases_of(obj))
     if not cases:
         return None
     items = []
