@@ -106,7 +106,9 @@ def cli_sections(page_text: str) -> list[str]:
 
     Every ``##`` and ``###`` heading outside a code fence is a section;
     a ``####`` heading folds into the ``###`` above it, and ``## Subcommands``
-    only introduces the ``###`` sections, so it is none.
+    only introduces the ``###`` sections, so it is none. An HTML ``<h3>``
+    heading (the page writes ``<h3 id="sessions"><code>contenox session</code></h3>``
+    to give it an anchor) is a ``###`` section like the others.
     """
     out: list[str] = []
     fenced = False
@@ -115,9 +117,11 @@ def cli_sections(page_text: str) -> list[str]:
             fenced = not fenced
             continue
         m = re.match(r"^(#{2,3}) (.+?)\s*$", line)
-        if fenced or m is None:
+        h3 = re.match(r"^<h3\b[^>]*>(.*)</h3>\s*$", line)
+        if fenced or (m is None and h3 is None):
             continue
-        s = slug(m[2])
+        text = m[2] if m is not None else re.sub(r"<[^>]+>", "", h3[1] if h3 else "")
+        s = slug(text)
         if s != "subcommands":
             out.append(s)
     return out

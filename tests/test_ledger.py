@@ -99,11 +99,13 @@ def test_cli_sections_fold_level_four_headings_skip_subcommands_and_code() -> No
     page = (
         "# Title\n## Global Flags\n## Subcommands\n### `contenox backend`\n"
         "#### `scripted-test` — the backend\n```bash\n## not a heading\n```\n"
+        '<h3 id="sessions"><code>contenox session</code></h3>\n'
         "### `contenox version`\n## Environment variables\n"
     )
     assert cli_sections(page) == [
         "global-flags",
         "contenox-backend",
+        "contenox-session",
         "contenox-version",
         "environment-variables",
     ]
