@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 
-from .case import Case
+from .case import DEFECT_PREFIX, Case
 
 __all__ = [
     "FIX_COMMAND",
@@ -25,6 +25,7 @@ __all__ = [
     "cases_of",
     "drift",
     "expected_dialogs",
+    "quarantined_case_names",
     "write_dialogs",
 ]
 
@@ -88,6 +89,33 @@ def all_case_names(cases_dir: Path) -> set[tuple[str, str]]:
         module = _load(path)
         found = {c.test_name for c in cases_in(module)}
         found |= {n for n, v in vars(module).items() if n.startswith("test_") and callable(v)}
+        rel = f"{cases_dir.name}/{path.name}"
+        for name in found:
+            names |= {(rel, name), ("", name)}
+    return names
+
+
+def _quarantined(value: object) -> bool:
+    """A test function carrying ``@defect(...)``: a strict xfail with the defect prefix."""
+    marks = getattr(value, "pytestmark", [])
+    return any(
+        getattr(m, "name", "") == "xfail"
+        and str(getattr(m, "kwargs", {}).get("reason", "")).startswith(DEFECT_PREFIX)
+        for m in marks
+    )
+
+
+def quarantined_case_names(cases_dir: Path) -> set[tuple[str, str]]:
+    """The cases quarantined as confirmed defects, as ``(file, test name)`` and ``("", name)``."""
+    names: set[tuple[str, str]] = set()
+    for path in _modules(cases_dir):
+        module = _load(path)
+        found = {c.test_name for c in cases_in(module) if c.defect is not None}
+        found |= {
+            n
+            for n, v in vars(module).items()
+            if n.startswith("test_") and callable(v) and _quarantined(v)
+        }
         rel = f"{cases_dir.name}/{path.name}"
         for name in found:
             names |= {(rel, name), ("", name)}

@@ -1,0 +1,512 @@
+"""The CLI reference: global flags, `version`, `cache clear`, `update`, environment variables."""
+
+from __future__ import annotations
+
+import json
+
+from harness import Case, Instance, Script, open_acp, route, step
+
+ONE = Script(model="m1", turns=["reply from m1"])
+TWO = Script(model="m2", turns=["reply from m2"])
+BOTH = {"one": ONE, "two": TWO}
+_END = {"branches": [{"operator": "default", "goto": "end"}]}
+
+
+def _chain(**execute: str) -> str:
+    """A one-task chain whose model/provider/max_tokens come from template variables."""
+    task = {"id": "a", "handler": "chat_completion", "execute_config": execute, "transition": _END}
+    return json.dumps({"id": "vars", "tasks": [task]})
+
+
+ALT_CHAIN = _chain(model="{{var:alt_model}}", provider="{{var:alt_provider}}")
+MAX_TOKENS_CHAIN = _chain(
+    model="{{var:model}}", provider="{{var:provider}}", max_tokens="{{var:max_tokens}}"
+)
+# Far more than 100 tokens on its own, so a 100-token context cannot hold it.
+LONG_TASK = " ".join(["please summarise this sentence carefully"] * 60)
+# `chat` logs no served-turn line on stderr (see the scripted-test ledger's
+# findings), so its Cases say serves_all_turns=False: demand cannot be counted.
+# Keeps `update` on the loopback: the GitHub call goes to a proxy nothing listens on.
+OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+
+# --- global flags ---------------------------------------------------------------------------
+
+GLOBAL_FLAGS_ON_SUBCOMMANDS = Case(
+    name="every subcommands help lists the global flags",
+    init=False,
+    steps=[
+        step(
+            "backend",
+            "--help",
+            stdout_has=["Global Flags:", "--model", "--provider", "--db", "--data-dir", "--trace"],
+        ),
+        step("--help", stdout_has=["--timeout duration", "(default 2h0m0s)"]),
+    ],
+)
+
+MODEL_OVERRIDE = Case(
+    name="model picks another model for one invocation and persists nothing",
+    backends=BOTH,
+    serves_all_turns=False,
+    steps=[
+        step("chat", "--model", "m2", "hi", stdout_has=["reply from m2"]),
+        step("config", "get", "default-model", stdout_has=["m1"]),
+    ],
+)
+
+PROVIDER_OVERRIDE = Case(
+    name="provider naming a provider with no backend does not answer from the default one",
+    script=ONE,
+    serves_all_turns=False,
+    steps=[step("chat", "--provider", "ollama", "hi", exit_code=None, stdout_lacks=["reply"])],
+    defect=(
+        "with scripted-test as default provider (model m1) and no ollama backend, `contenox chat "
+        "--provider ollama hi` prints 'reply from m1' and exits 0: the override fails model "
+        "resolution and the chat-recovery task answers from the configured default without a "
+        "word (`chat --model zzz hi` does the same); contenox-cli.md Global Flags: '`--provider "
+        "<type>` | Provider override for this invocation'"
+    ),
+)
+
+DB_FLAG = Case(
+    name="db points one invocation at another database",
+    script=ONE,
+    serves_all_turns=False,
+    steps=[
+        step("--db", "other.db", "backend", "list", stdout_has=["No backends registered"]),
+        step("--db", "other.db", "backend", "add", "elsewhere", "--type", "ollama"),
+        step("backend", "list", stdout_has=["scripted"], stdout_lacks=["elsewhere"]),
+        step("--db", "other.db", "backend", "list", stdout_has=["elsewhere"]),
+    ],
+)
+
+
+def test_every_workspace_shares_the_one_global_database(instance: Instance) -> None:
+    # function: needs commands run from two project directories
+    a, b = instance.work / "a", instance.work / "b"
+    for project in (a, b):
+        project.mkdir()
+        instance.must("init", "--project", cwd=project)
+    instance.must("backend", "add", "shared", "--type", "ollama", cwd=a)
+    instance.must("session", "new", "made-in-a", cwd=a)
+    assert "shared" in instance.must("backend", "list", cwd=b).stdout
+    assert "made-in-a" in instance.must("session", "list", "--all", cwd=b).stdout
+
+
+def test_data_dir_picks_the_workspace_marker_without_moving_the_database(
+    instance: Instance,
+) -> None:
+    # function: needs markers read and commands run from a nested directory
+    instance.must("init")
+    other = instance.tmp / "other" / ".contenox"
+    instance.must("--data-dir", str(other), "init")
+    marker = json.loads((other / "workspace.id").read_text(encoding="utf-8"))["id"]
+    nested = instance.work / "sub"
+    nested.mkdir()
+    instance.must("--data-dir", str(other), "session", "new", "via-data-dir", cwd=nested)
+    workspaces = instance.must("session", "workspaces").stdout
+    assert any(
+        line.startswith(marker) and "via-data-dir" in line for line in workspaces.splitlines()
+    ), workspaces
+    assert not list(other.glob("*.db")), "the database moved into --data-dir"
+
+
+TIMEOUT_FLAG = Case(
+    name="timeout bounds the invocation",
+    script=ONE,
+    serves_all_turns=False,
+    steps=[
+        step("chat", "--timeout", "1ns", "hi", exit_code=1, stdout_lacks=["reply from m1"]),
+    ],
+    defect=(
+        "`contenox chat --timeout 1ns hi` (and `contenox --timeout 1ns chat hi`) prints "
+        "'reply from m1' and exits 0 after ~0.9 s; contenox-cli.md Global Flags: '`--timeout` | "
+        "Max execution time per invocation (default `2h`)'"
+    ),
+)
+
+CONTEXT_FLAG = Case(
+    name="context sets the context length the tokenizer checks against",
+    script=ONE,
+    serves_all_turns=False,
+    steps=[
+        step(
+            "chat",
+            "--context",
+            "100",
+            LONG_TASK,
+            exit_code=1,
+            notices_has=["exceeds context length", "> 100"],
+            stdout_lacks=["reply from m1"],
+        )
+    ],
+)
+
+OLLAMA_DEFAULT = Case(
+    name="ollama defaults to the local ollama url",
+    init=False,
+    steps=[step("--help", stdout_has=["--ollama string", '(default "http://127.0.0.1:11434")'])],
+)
+
+NO_DELETE_MODELS = Case(
+    name="no delete models is accepted and changes nothing",
+    script=ONE,
+    serves_all_turns=False,
+    steps=[step("--no-delete-models", "backend", "list", stdout_has=["scripted"])],
+)
+
+TRACE = Case(
+    name="trace streams operation telemetry on stderr and leaves stdout the reply",
+    serves_all_turns=False,
+    # The telemetry's lines, their order and count vary run to run: no snapshot.
+    snapshot=False,
+    script=ONE,
+    steps=[
+        step(
+            "chat",
+            "--trace",
+            "hi",
+            stdout_has=["reply from m1"],
+            stdout_lacks=["Operation started"],
+            stderr_has=["Operation started", "subject=scripted-test"],
+        )
+    ],
+)
+
+STEPS = Case(
+    name="steps prints the execution steps after the result",
+    serves_all_turns=False,
+    script=ONE,
+    steps=[step("chat", "--steps", "hi", stdout_has=["reply from m1", "chat-agent"])],
+    defect=(
+        "`contenox chat --steps hi` (and `contenox --steps chat hi`) prints only 'reply from m1' "
+        "on stdout and 'Thinking...' on stderr — no step of the chain (chat-agent, "
+        "chat_completion) is printed; contenox-cli.md Global Flags: '`--steps` | Print "
+        "execution steps after the result'"
+    ),
+)
+
+THINK = [
+    Case(
+        name="think refuses a level it does not know and names the valid ones",
+        script=ONE,
+        serves_all_turns=False,
+        steps=[
+            step(
+                "chat",
+                "--think",
+                "bogus",
+                "hi",
+                exit_code=1,
+                notices_has=["auto, off, minimal, low, medium, high, xhigh"],
+            )
+        ],
+    ),
+    Case(
+        name="think accepts a documented level",
+        serves_all_turns=False,
+        script=ONE,
+        steps=[step("chat", "--think", "low", "hi", stdout_has=["reply from m1"])],
+    ),
+]
+
+ALT_FLAGS = Case(
+    name="alt model and alt provider fill a chains alt variables over the config",
+    backends=BOTH,
+    serves_all_turns=False,
+    files={"alt.json": ALT_CHAIN},
+    steps=[
+        step("config", "set", "default-alt-model", "m1"),
+        step("config", "set", "default-alt-provider", "scripted-test"),
+        step(
+            "chat",
+            "--chain",
+            "alt.json",
+            "--alt-model",
+            "m2",
+            "--alt-provider",
+            "scripted-test",
+            "hi",
+            stdout_has=["reply from m2"],
+        ),
+    ],
+)
+
+MAX_TOKENS_FLAG = Case(
+    name="max tokens fills a chains max tokens variable",
+    serves_all_turns=False,
+    script=ONE,
+    files={"mt.json": MAX_TOKENS_CHAIN},
+    steps=[
+        step(
+            "chat",
+            "--chain",
+            "mt.json",
+            "hi",
+            exit_code=1,
+            notices_has=['template var "max_tokens" is not set'],
+        ),
+        step("chat", "--chain", "mt.json", "--max-tokens", "64", "hi", stdout_has=["reply"]),
+    ],
+)
+
+# --- version, cache clear, update -------------------------------------------------------------
+
+VERSION = Case(
+    name="version prints the binary version and exits",
+    init=False,
+    steps=[
+        step("version", stdout_has=["contenox version v1.0.0"]),
+        step("--version", stdout_has=["contenox version v1.0.0"]),
+    ],
+)
+
+CACHE_CLEAR = Case(
+    name="cache clear says how many model lists it cleared and the next chat refetches",
+    script=Script(model="m1", turns=["first", "second"]),
+    serves_all_turns=False,
+    steps=[
+        step("cache", "clear", stdout_has=["Cleared", "cached backend model list(s)"]),
+        step("chat", "hi", stdout_has=["first"]),
+    ],
+)
+
+
+def test_after_a_model_is_added_and_the_cache_cleared_the_new_model_answers(
+    instance: Instance,
+) -> None:
+    # function: needs the backend's script edited between commands
+    path = instance.use_script(ONE)
+    assert "reply from m1" in instance.must("chat", "hi").stdout
+    TWO.write(path)  # the backend now serves m2
+    instance.must("cache", "clear")
+    instance.must("config", "set", "default-model", "m2")
+    assert "reply from m2" in instance.must("chat", "hi").stdout
+
+
+UPDATE_CHECK_OFFLINE = Case(
+    name="update check offline shows the current version and says it could not check",
+    init=False,
+    steps=[
+        step(
+            "update",
+            "check",
+            env=OFFLINE,
+            exit_code=1,
+            stdout_has=["Current version:  v1.0.0"],
+            notices_has=["could not check for updates"],
+        )
+    ],
+)
+
+UPDATE_OFFLINE = Case(
+    name="update offline installs nothing and the binary is still the same version",
+    init=False,
+    steps=[
+        step("update", env=OFFLINE, exit_code=1, notices_has=["could not check for updates"]),
+        step("version", stdout_has=["v1.0.0"]),
+    ],
+)
+
+# --- environment variables ------------------------------------------------------------------
+
+ENV_DEFAULT_MODEL = Case(
+    name="contenox default model overrides the configured model for one process",
+    backends=BOTH,
+    serves_all_turns=False,
+    steps=[
+        step("chat", "hi", env={"CONTENOX_DEFAULT_MODEL": "m2"}, stdout_has=["reply from m2"]),
+        step("config", "get", "default-model", stdout_has=["m1"]),
+    ],
+    defect=(
+        "two scripted backends (m1 default, m2): `CONTENOX_DEFAULT_MODEL=m2 contenox chat hi` "
+        "prints 'reply from m1', and `CONTENOX_DEFAULT_MODEL=m2 contenox doctor` says 'Default "
+        "model:    m1' (CONTENOX_DEFAULT_PROVIDER likewise shows nothing in doctor); "
+        "contenox-cli.md Environment variables: '`CONTENOX_DEFAULT_MODEL` / "
+        "`CONTENOX_DEFAULT_PROVIDER` | Process-level override of the configured default "
+        "model/provider (nothing is persisted).'"
+    ),
+)
+
+ENV_ALT = Case(
+    name="contenox default alt model and provider fill a chains alt variables",
+    backends=BOTH,
+    serves_all_turns=False,
+    files={"alt.json": ALT_CHAIN},
+    steps=[
+        step(
+            "chat",
+            "--chain",
+            "alt.json",
+            "hi",
+            env={
+                "CONTENOX_DEFAULT_ALT_MODEL": "m2",
+                "CONTENOX_DEFAULT_ALT_PROVIDER": "scripted-test",
+            },
+            stdout_has=["reply from m2"],
+        )
+    ],
+    defect=(
+        "`CONTENOX_DEFAULT_ALT_MODEL=m2 CONTENOX_DEFAULT_ALT_PROVIDER=scripted-test contenox chat "
+        "--chain alt.json hi` (a chain whose model is {{var:alt_model}}) fails: 'template var "
+        '"alt_model" is not set\'; `--alt-model m2 --alt-provider scripted-test` works; '
+        "contenox-cli.md Environment variables: '`CONTENOX_DEFAULT_ALT_MODEL` / "
+        "`CONTENOX_DEFAULT_ALT_PROVIDER` | Same, for the alt model pair.'"
+    ),
+)
+
+ENV_MAX_TOKENS = Case(
+    name="contenox default max tokens fills a chains max tokens variable",
+    serves_all_turns=False,
+    script=ONE,
+    files={"mt.json": MAX_TOKENS_CHAIN},
+    steps=[
+        step(
+            "chat",
+            "--chain",
+            "mt.json",
+            "hi",
+            env={"CONTENOX_DEFAULT_MAX_TOKENS": "64"},
+            stdout_has=["reply from m1"],
+        )
+    ],
+    defect=(
+        "`CONTENOX_DEFAULT_MAX_TOKENS=64 contenox chat --chain mt.json hi` (max_tokens = "
+        "{{var:max_tokens}}) fails: 'template var \"max_tokens\" is not set', while "
+        "`--max-tokens 64` works; contenox-cli.md Environment variables: "
+        "'`CONTENOX_DEFAULT_MAX_TOKENS` / `CONTENOX_DEFAULT_THINK` | Same, for the response token "
+        "cap and reasoning level.'"
+    ),
+)
+
+ENV_THINK = Case(
+    name="contenox default think is read like think and an unknown level is refused",
+    script=ONE,
+    serves_all_turns=False,
+    steps=[
+        step(
+            "chat",
+            "hi",
+            env={"CONTENOX_DEFAULT_THINK": "bogus"},
+            exit_code=1,
+            stdout_lacks=["reply from m1"],
+        )
+    ],
+    defect=(
+        "`CONTENOX_DEFAULT_THINK=bogus contenox chat hi` prints 'reply from m1' and exits 0 "
+        "while `--think bogus` is refused ('invalid think level'): the variable is not read as "
+        "the reasoning level; contenox-cli.md Environment variables: '`CONTENOX_DEFAULT_THINK` "
+        "| Same, for the … reasoning level.'"
+    ),
+)
+
+
+def test_acp_with_only_the_default_model_and_provider_variables_answers(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client; no default is configured, only the variables
+    instance.init()
+
+    instance.use_script(Script(turns=[route(), "Hello from env."]), make_default=False)
+    env = {"CONTENOX_DEFAULT_MODEL": "scripted-test", "CONTENOX_DEFAULT_PROVIDER": "scripted-test"}
+    with open_acp(instance, env=env) as acp:
+        turn = acp.prompt("hello")
+    assert turn.text == "Hello from env.", turn.describe()
+    assert instance.must("config", "get", "default-model").stdout.split()[0] == "(global)"
+
+
+def _chain_path_case(instance: Instance, subcommand: str, variable: str) -> None:
+    instance.init()
+    chain = instance.write(
+        "my-chain.json", _chain(model="{{var:model}}", provider="{{var:provider}}")
+    )
+    # No router turn: only a chain without the shipped router reads this as the reply.
+    instance.use_script(Script(turns=["Hello from my chain."]))
+    with open_acp(instance, subcommand=subcommand, env={variable: str(chain)}) as acp:
+        turn = acp.prompt("hello")
+    assert turn.text == "Hello from my chain.", turn.describe()
+
+
+def test_contenox_acp_chain_path_overrides_the_chain_of_an_acp_session(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client
+    _chain_path_case(instance, "acp", "CONTENOX_ACP_CHAIN_PATH")
+
+
+def test_contenox_acpx_chain_path_overrides_the_chain_of_an_acpx_session(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client
+    _chain_path_case(instance, "acpx", "CONTENOX_ACPX_CHAIN_PATH")
+
+
+RELAY = Case(
+    name="contenox relay endpoint is where pair redeems a key",
+    init=False,
+    steps=[
+        step(
+            "pair",
+            "K7M-3PQ",
+            env={"CONTENOX_RELAY_ENDPOINT": "http://127.0.0.1:9"},
+            exit_code=1,
+            notices_has=["http://127.0.0.1:9"],
+        )
+    ],
+)
+
+POSTGRES_ALONE = Case(
+    name="contenox postgres url without nats and valkey is refused",
+    init=False,
+    steps=[
+        step(
+            "backend",
+            "list",
+            env={"CONTENOX_POSTGRES_URL": "postgres://u:p@127.0.0.1:9/db"},
+            exit_code=1,
+            notices_has=["CONTENOX_POSTGRES_URL", "CONTENOX_NATS_URL", "CONTENOX_VALKEY_URL"],
+        )
+    ],
+)
+
+SCRUB = [
+    Case(
+        name=f"sandbox env honours {what}",
+        init=False,
+        steps=[
+            step(
+                "sandbox",
+                "env",
+                *extra,
+                env={"MY_PLAIN": "1", "MY_API_KEY": "2", **env},
+                stdout_has=has,
+                stdout_lacks=lacks,
+            )
+        ],
+    )
+    for what, extra, env, has, lacks in [
+        ("the default deny secrets scrub", (), {}, ["MY_PLAIN"], ["MY_API_KEY"]),
+        (
+            "sandbox shell scrub off",
+            (),
+            {"SANDBOX_SHELL_SCRUB": "off"},
+            ["scrub mode: off", "MY_API_KEY"],
+            [],
+        ),
+        ("sandbox env deny", (), {"SANDBOX_ENV_DENY": "MY_PLAIN"}, [], ["MY_PLAIN"]),
+        (
+            "sandbox env allow under strict",
+            (),
+            {"SANDBOX_SHELL_SCRUB": "strict", "SANDBOX_ENV_ALLOW": "MY_API_KEY"},
+            ["scrub mode: strict", "MY_API_KEY"],
+            ["MY_PLAIN"],
+        ),
+        (
+            "sandbox terminal scrub",
+            ("--terminal",),
+            {"SANDBOX_TERMINAL_SCRUB": "deny-secrets"},
+            ["interactive terminal — scrub mode: deny-secrets"],
+            ["MY_API_KEY"],
+        ),
+    ]
+]
