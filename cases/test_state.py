@@ -15,7 +15,8 @@ WORKED_RUN = Script(
     turns=[
         Turn(text="Filing.", tool_calls=[mission_report("result", "read the whole tree")]),
         Turn(tool_calls=[mission_finish("landed")]),
-        "Mission finished.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Mission finished.", optional=True),
     ]
 )
 

@@ -18,6 +18,8 @@ against recorded output in ``tests/fixtures`` (re-record with
 
 from __future__ import annotations
 
+import inspect
+
 import json
 import re
 import time
@@ -25,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .recorder import recorded_probe
 from .command import Result
 from .instance import Instance
 from .process import Process
@@ -1137,3 +1140,11 @@ def models(instance: Instance) -> list[Model]:
     [('scripted-test', True)]
     """
     return parse_models(_probe(instance, "model", "list").stdout)
+
+
+# Every probe's typed value lands in the instance's transcript, by name (its
+# own commands do not: polling and parsing are the probe's business).
+for _name in __all__:
+    _fn = globals()[_name]
+    if inspect.isfunction(_fn) and next(iter(inspect.signature(_fn).parameters), "") == "instance":
+        globals()[_name] = recorded_probe(_fn)
