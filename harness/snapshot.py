@@ -64,9 +64,9 @@ class TranscriptExtension(SingleFileSnapshotExtension):
 
 
 class DialogExtension(SingleFileSnapshotExtension):
-    """Each dialog a test registers, as ``dialogs/<area>/<test>[<backend>].json``.
+    """Each dialog a test registers, as ``dialogs/<module>/<test>.json``.
 
-    ``<area>`` is the test module's name without ``test_``; the content is
+    A test that registers several has one ``<test>[<backend>].json`` each. The content is
     exactly the JSON contenox reads (``Script.dumps()``), so a PR diff shows
     what the model says. Kept by ``--snapshot-update`` like the transcripts.
     """
@@ -76,9 +76,12 @@ class DialogExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
-        cases = Path(test_location.filepath).parent
-        area = Path(test_location.filepath).stem.removeprefix("test_")
-        return str(cases.parent / "dialogs" / area)
+        module = Path(test_location.filepath)
+        # dialogs/ sits beside cases/ (or beside a test module outside a cases/ dir).
+        base = module.parent.parent if module.parent.name == "cases" else module.parent
+        # Named after the module, as cases/__snapshots__/<module>/ is: syrupy
+        # relates a snapshot to its test (and finds unused ones) by that name.
+        return str(base / "dialogs" / module.stem)
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
