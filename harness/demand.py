@@ -117,7 +117,7 @@ class Demand:
     def summary(self) -> str:
         """A stable sentence: an optional turn served or not reads the same."""
         if self.never_asked:
-            return f"never asked ({self.held} turn{'s' if self.held != 1 else ''} held)"
+            return f"no served call seen ({self.held} turn{'s' if self.held != 1 else ''} held)"
         if self.optional and self.exhausted_at is None and self.served >= self.required:
             if not self.required:
                 return f"no turn required; {self.held} optional"

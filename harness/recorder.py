@@ -208,8 +208,28 @@ class Recorder:
     def screen(self, argv: Sequence[str], checkpoint: str, screen: str) -> None:
         """What a terminal showed at a checkpoint (``wait_for …``, ``exit 0``)."""
         self.entries.append(
-            {"terminal": _shell(argv, self.binary), "at": checkpoint, "screen": screen}
+            {"terminal": _shell(argv, self.binary), "at": checkpoint, "screen": self._unwrap(screen)}
         )
+
+    def _unwrap(self, screen: str) -> str:
+        """Undo the terminal's wrapping of a token that holds a scratch path.
+
+        The scratch root's length varies per run and per worker, so where a
+        program wraps a long path (beam's ``logs: <HOME>/…`` header) would
+        too, and the redacted screen with it.
+        """
+        roots = sorted((str(p) for p in self.paths.values()), key=len, reverse=True)
+        for root in roots:
+            wrapped = "\n?".join(re.escape(c) for c in root)
+            screen = re.sub(wrapped, lambda _m, r=root: r, screen)  # type: ignore[misc]
+        lines: list[str] = []
+        for line in screen.split("\n"):
+            last = lines[-1].rsplit(" ", 1)[-1] if lines else ""
+            if line and not line[0].isspace() and last.startswith(tuple(roots)):
+                lines[-1] += line
+            else:
+                lines.append(line)
+        return "\n".join(lines)
 
     def acp_turn(self, turn: PromptTurn) -> None:
         """One ACP prompt, summarised for a reader."""
