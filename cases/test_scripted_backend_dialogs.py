@@ -164,9 +164,7 @@ def test_acp_refuses_a_request_that_needs_more_than_the_context_length(
 
 CHAT_REFUSES_WHAT_EXCEEDS_THE_CONTEXT = Case(
     name="chat refuses a request that needs more than the script's context_length",
-    script=Script(
-        context_length=50, turns=[Turn(text="this must not be served", optional=True)]
-    ),
+    script=Script(context_length=50, turns=[Turn(text="this must not be served", optional=True)]),
     steps=[
         step("model", "list", stdout_has=["50"]),
         step(

@@ -121,10 +121,7 @@ class Demand:
         if self.optional and self.exhausted_at is None and self.served >= self.required:
             if not self.required:
                 return f"no turn required; {self.held} optional"
-            return (
-                f"{self.required} of {self.held} turns served, "
-                f"the last {self.optional} optional"
-            )
+            return f"{self.required} of {self.held} turns served, the last {self.optional} optional"
         text = f"{self.served} of {self.held} turns served"
         if self.exhausted_at is not None:
             text += f"; exhausted asking for turns[{self.exhausted_at}]"

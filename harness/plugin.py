@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import re
 import signal
-from pathlib import Path
 from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,7 +158,12 @@ def _snapshot_transcript(inst: Instance, item: pytest.Item, snapshot: SnapshotAs
         path = _snapshot_path(golden, index)
         if not update and not path.exists():
             pytest.fail(_missing(path, item), pytrace=False)
-        _compare(golden(name=index) if isinstance(index, str) else golden, dialog.script.dumps(), path, item)
+        _compare(
+            golden(name=index) if isinstance(index, str) else golden,
+            dialog.script.dumps(),
+            path,
+            item,
+        )
 
 
 def _compare(snapshot: SnapshotAssertion, data: object, path: Path, item: pytest.Item) -> None:

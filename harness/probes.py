@@ -19,7 +19,6 @@ against recorded output in ``tests/fixtures`` (re-record with
 from __future__ import annotations
 
 import inspect
-
 import json
 import re
 import time
@@ -27,10 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .recorder import recorded_probe
 from .command import Result
 from .instance import Instance
 from .process import Process
+from .recorder import recorded_probe
 from .table import TableError, read_fields, read_table
 
 __all__ = [

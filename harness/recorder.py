@@ -208,7 +208,11 @@ class Recorder:
     def screen(self, argv: Sequence[str], checkpoint: str, screen: str) -> None:
         """What a terminal showed at a checkpoint (``wait_for …``, ``exit 0``)."""
         self.entries.append(
-            {"terminal": _shell(argv, self.binary), "at": checkpoint, "screen": self._unwrap(screen)}
+            {
+                "terminal": _shell(argv, self.binary),
+                "at": checkpoint,
+                "screen": self._unwrap(screen),
+            }
         )
 
     def _unwrap(self, screen: str) -> str:

@@ -28,9 +28,7 @@ def suite(
     monkeypatch.setenv("CONTENOX_BIN", str(launcher))
     monkeypatch.delenv("CONTENOX_E2E_KEEP", raising=False)
     # As cases/conftest.py does: every test's instance snapshots its transcript.
-    pytester.makeconftest(
-        "import pytest\n\n@pytest.fixture\ndef transcripts():\n    return True\n"
-    )
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef transcripts():\n    return True\n")
     return pytester
 
 

@@ -50,7 +50,7 @@ def test_a_command_records_argv_exit_stdout_and_notices(instance: Instance) -> N
         "run": "contenox run go",
         "exit": 0,
         "stdout": "two\n",
-        "notices": f'Mission fired at agent "run" under envelope "run".\n'
+        "notices": 'Mission fired at agent "run" under envelope "run".\n'
         "Mission [UUID1] finished: landed\n",
     }
     assert log[5] == {

@@ -42,4 +42,7 @@ def test_the_check_sees_a_test_without_a_snapshot(tmp_path: Path) -> None:
         '@pytest.mark.no_transcript(reason="a race")\n'
         "def test_opts_out(instance):\n    pass\n"
     )
-    assert e2e_tests(cases) == {"test_area/test_leaves_one": None, "test_area/test_opts_out": "a race"}
+    assert e2e_tests(cases) == {
+        "test_area/test_leaves_one": None,
+        "test_area/test_opts_out": "a race",
+    }
