@@ -95,6 +95,13 @@ def test_denying_a_gated_call_clears_the_ask_and_the_run_carries_on(
     assert fired.status == "landed"
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "the closing turn after mission_finish is served only sometimes (see "
+        "SCRIPTED_BACKEND_PROMISES.md), and `session show`, which this test reads, lists it "
+        "when it was: 7 or 8 messages"
+    )
+)
 def test_a_question_waits_with_its_summary_and_the_unit_receives_the_answer(
     instance: Instance,
 ) -> None:

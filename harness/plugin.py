@@ -133,7 +133,9 @@ def _missing(path: Path, item: pytest.Item) -> str:
     )
 
 
-def _snapshot_transcript(inst: Instance, item: pytest.Item, snapshot: SnapshotAssertion) -> None:
+def _snapshot_transcript(
+    inst: Instance, item: pytest.Item, snapshot: SnapshotAssertion, *, transcript: bool = True
+) -> None:
     """Check model demand, then compare the transcript and each dialog with its snapshot."""
     __tracebackhide__ = True
     if inst.recorder.title is None:
@@ -143,13 +145,14 @@ def _snapshot_transcript(inst: Instance, item: pytest.Item, snapshot: SnapshotAs
         check_demand(inst, serves_all_turns=inst.recorder.demand_checked)
     except AssertionError as err:
         pytest.fail(str(err), pytrace=False)
-    data = inst.recorder.transcript(transcript_head(inst))
     update = bool(item.config.getoption("update_snapshots", False))
-    transcript = snapshot.use_extension(TranscriptExtension)
-    path = _snapshot_path(transcript, 0)
-    if not update and not path.exists():
-        pytest.fail(_missing(path, item), pytrace=False)
-    _compare(transcript, data, path, item)
+    if transcript:
+        data = inst.recorder.transcript(transcript_head(inst))
+        recorded = snapshot.use_extension(TranscriptExtension)
+        path = _snapshot_path(recorded, 0)
+        if not update and not path.exists():
+            pytest.fail(_missing(path, item), pytrace=False)
+        _compare(recorded, data, path, item)
     dialogs = inst.recorder.dialogs
     golden = snapshot.use_extension(DialogExtension)
     for dialog in dialogs:
@@ -213,10 +216,12 @@ def instance(
                 "groups:\n  " + "\n  ".join(leftovers) + f"\nscratch root kept at {inst.root}",
                 pytrace=False,
             )
-        if transcripts and _opt_out(request.node) is None:
+        if transcripts:
             if request.node.stash.get(_PASSED, False):
                 # Demand may read the captured state: before the root is removed.
-                _snapshot_transcript(inst, request.node, snapshot)
+                # An opted-out test still keeps its dialogs and its demand checked.
+                opted_out = _opt_out(request.node) is not None
+                _snapshot_transcript(inst, request.node, snapshot, transcript=not opted_out)
             else:
                 # A failed, skipped or quarantined test tells its own story: its
                 # snapshots are neither compared nor, to syrupy, unused. syrupy

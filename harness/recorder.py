@@ -66,15 +66,29 @@ def _shell(argv: Sequence[str], binary: str) -> str:
 
 
 def plain(value: object) -> object:
-    """Dataclasses, mappings and sequences as plain YAML-able values."""
+    """Dataclasses, mappings and sequences as plain YAML-able values.
+
+    A dataclass field hidden from its repr (a probe's ``raw`` JSON) stays out;
+    a ``duration`` number (nanoseconds a step took) reads ``[DURATION]``.
+    """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: _timed(f.name, plain(getattr(value, f.name)))
+            for f in dataclasses.fields(value)
+            if f.repr
+        }
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): _timed(str(k), plain(v)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, Path):
         return str(value)
+    return value
+
+
+def _timed(key: str, value: object) -> object:
+    if key == "duration" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "[DURATION]"
     return value
 
 

@@ -24,6 +24,20 @@ def test_every_e2e_test_has_a_snapshot_or_says_why_not() -> None:
     )
 
 
+def test_every_committed_dialog_belongs_to_an_e2e_test() -> None:
+    # syrupy cannot relate dialogs/<module>/ to a module it does not sit beside,
+    # so an orphan would never be reported unused by the e2e run: this is the check.
+    tests = e2e_tests(CASES)
+    orphans = [
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / "dialogs").rglob("*.json"))
+        if f"{p.parent.name}/{p.stem.split('[')[0]}" not in tests
+    ]
+    assert not orphans, "dialogs that belong to no e2e test (delete them):\n  " + "\n  ".join(
+        orphans
+    )
+
+
 def test_most_transcripts_with_a_dialog_carry_the_model_demand() -> None:
     with_dialog = [p for p in SNAPSHOTS.rglob("*.yaml") if "\n- dialog: " in p.read_text()]
     with_demand = [p for p in with_dialog if "\nmodel_demand:\n" in p.read_text()]
