@@ -53,6 +53,12 @@ def test_the_worked_run_captures_its_model_and_tool_steps_in_order(instance: Ins
     ]
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "the closing turn after mission_finish is served only sometimes, so its captured "
+        "unit is a finished chat turn in one run and a cancelled one in another"
+    )
+)
 def test_every_model_turn_of_the_worked_run_was_served_by_the_scripted_backend(
     instance: Instance,
 ) -> None:
