@@ -27,7 +27,8 @@ GATED_RUN = Script(
         Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi there"})]),
         Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
         Turn(tool_calls=[mission_finish("landed")]),
-        "Done.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Done.", optional=True),
     ]
 )
 QUESTION_RUN = Script(
@@ -46,7 +47,8 @@ QUESTION_RUN = Script(
         ),
         Turn(tool_calls=[mission_report("result", "used the answer given")]),
         Turn(tool_calls=[mission_finish("landed")]),
-        "Done.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Done.", optional=True),
     ]
 )
 
@@ -93,6 +95,13 @@ def test_denying_a_gated_call_clears_the_ask_and_the_run_carries_on(
     assert fired.status == "landed"
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "the closing turn after mission_finish is served only sometimes (see "
+        "cases/promises/development/scripted-test-backend.md), and `session show`, "
+        "which this test reads, lists it when it was: 7 or 8 messages"
+    )
+)
 def test_a_question_waits_with_its_summary_and_the_unit_receives_the_answer(
     instance: Instance,
 ) -> None:

@@ -27,7 +27,8 @@ GATED_RUN = Script(
             text="Filing.", tool_calls=[mission_report("result", "env file checked after approval")]
         ),
         Turn(tool_calls=[mission_finish("landed")]),
-        "Mission finished.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Mission finished.", optional=True),
     ]
 )
 

@@ -49,6 +49,12 @@ def test_beam_welcome_header_names_the_scripted_model_and_its_backend(
     term.wait_exit(timeout=30)
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "beam draws the token counter on its status line a moment after the reply, so the "
+        "screen at the moment the reply shows has it in some runs and not in others"
+    )
+)
 def test_a_prompt_typed_into_beam_gets_the_scripted_reply_on_screen(instance: Instance) -> None:
     instance.init()
     instance.use_script(GREETING)

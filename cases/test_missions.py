@@ -9,13 +9,15 @@ WORKED_RUN = Script(
     turns=[
         Turn(text="Filing.", tool_calls=[mission_report("result", "read the whole tree")]),
         Turn(tool_calls=[mission_finish("landed")]),
-        "Mission finished.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Mission finished.", optional=True),
     ]
 )
 STUCK_RUN = Script(
     turns=[
         Turn(tool_calls=[mission_finish("stuck", reason="no database to read from")]),
-        "Done.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Done.", optional=True),
     ]
 )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness import Instance, Script, Turn, mission_finish, mission_report
 from harness.probes import (
     captured_requests,
@@ -15,7 +17,8 @@ WORKED_RUN = Script(
     turns=[
         Turn(text="Filing.", tool_calls=[mission_report("result", "read the whole tree")]),
         Turn(tool_calls=[mission_finish("landed")]),
-        "Mission finished.",
+        # After mission_finish contenox asks for this turn only sometimes.
+        Turn(text="Mission finished.", optional=True),
     ]
 )
 
@@ -31,6 +34,12 @@ def test_state_list_is_empty_before_any_run(instance: Instance) -> None:
     assert captured_requests(instance) == []
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "the closing turn after mission_finish is served only sometimes, so the last captured"
+        " step is executed/OK in one run and never executed/CANCELLED in another"
+    )
+)
 def test_the_worked_run_captures_its_model_and_tool_steps_in_order(instance: Instance) -> None:
     steps = captured_steps(instance, _worked_run(instance))
 
@@ -44,6 +53,12 @@ def test_the_worked_run_captures_its_model_and_tool_steps_in_order(instance: Ins
     ]
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "the closing turn after mission_finish is served only sometimes, so its captured "
+        "unit is a finished chat turn in one run and a cancelled one in another"
+    )
+)
 def test_every_model_turn_of_the_worked_run_was_served_by_the_scripted_backend(
     instance: Instance,
 ) -> None:
@@ -54,6 +69,12 @@ def test_every_model_turn_of_the_worked_run_was_served_by_the_scripted_backend(
     assert {(u.provider_type, u.model_name) for u in turns} == {("scripted-test", "scripted-test")}
 
 
+@pytest.mark.no_transcript(
+    reason=(
+        "the closing turn after mission_finish is served only sometimes, so the last captured"
+        " unit is a finished chat turn in one run and a cancelled one in another"
+    )
+)
 def test_the_run_agent_is_sent_the_task_engine_system_prompt_and_the_mission_brief(
     instance: Instance,
 ) -> None:

@@ -394,10 +394,13 @@ class AcpClient:
                 instance, argv, env=env, cwd=self.workspace, on_stdout_line=self._inbox.put
             )
             instance.cleanups.append(self._release_terminals)
+            instance.recorder.started(self.process.argv)
+            self.process.on_end = instance.recorder.ended_acp
         else:
             self.process = start(
                 argv, env=self._env, cwd=self.workspace, on_stdout_line=self._inbox.put
             )
+        self.recorder = instance.recorder if instance is not None else None
 
     @classmethod
     def spawn(
@@ -922,6 +925,8 @@ class PendingPrompt:
         )
         self.client._listen(self.client.linger)
         self._turn = self.so_far(response)
+        if self.client.recorder is not None:
+            self.client.recorder.acp_turn(self._turn)
         return self._turn
 
 

@@ -1,14 +1,11 @@
-"""The cases in ``cases/`` and the dialogs they commit under ``dialogs/``.
+"""The cases in ``cases/``: every module-level ``Case`` and every test function, by name.
 
-Every ``Case`` writes its dialog to ``dialogs/<area>/<case>.json`` (indented,
-sorted keys, trailing newline), where ``<area>`` is its module's name without
-``test_``. ``python -m harness.catalog write`` (``tox -e dialogs``) rewrites
-them; ``drift()`` lists what differs, in both directions.
+The dialogs they replay are kept under ``dialogs/`` by syrupy, like the
+transcripts (``--snapshot-update``; see harness.snapshot.DialogExtension).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 from collections.abc import Iterable, Iterator
@@ -18,18 +15,13 @@ from types import ModuleType
 from .case import DEFECT_PREFIX, Case
 
 __all__ = [
-    "FIX_COMMAND",
     "all_case_names",
     "area_of",
     "cases_in",
     "cases_of",
-    "drift",
-    "expected_dialogs",
+    "e2e_tests",
     "quarantined_case_names",
-    "write_dialogs",
 ]
-
-FIX_COMMAND = "tox -e dialogs"
 
 
 def area_of(module_file: str | Path) -> str:
@@ -64,22 +56,6 @@ def _load(path: Path) -> ModuleType:
 
 def _modules(cases_dir: Path) -> Iterable[Path]:
     return sorted(p for p in cases_dir.glob("test_*.py"))
-
-
-def expected_dialogs(cases_dir: Path) -> dict[str, str]:
-    """Relative path under ``dialogs/`` → the JSON text its case builds."""
-    out: dict[str, str] = {}
-    for path in _modules(cases_dir):
-        area = area_of(path)
-        for case in cases_in(_load(path)):
-            for backend, script in case.dialogs.items():
-                rel = f"{area}/{case.dialog_filename(backend)}"
-                if rel in out:
-                    raise ValueError(
-                        f"two cases in {path} write dialogs/{rel}; give them different names"
-                    )
-                out[rel] = script.dumps()
-    return out
 
 
 def all_case_names(cases_dir: Path) -> set[tuple[str, str]]:
@@ -122,59 +98,35 @@ def quarantined_case_names(cases_dir: Path) -> set[tuple[str, str]]:
     return names
 
 
-def drift(cases_dir: Path, dialogs_dir: Path) -> list[str]:
-    """Sentences naming every committed dialog that differs, is missing, or is orphaned."""
-    expected = expected_dialogs(cases_dir)
-    on_disk = {
-        p.relative_to(dialogs_dir).as_posix(): p.read_text(encoding="utf-8")
-        for p in dialogs_dir.rglob("*.json")
-    }
-    problems = []
-    for rel, text in sorted(expected.items()):
-        if rel not in on_disk:
-            problems.append(f"dialogs/{rel} is missing: its case builds it but it is not committed")
-        elif on_disk[rel] != text:
-            problems.append(f"dialogs/{rel} differs from what its case builds")
-    for rel in sorted(set(on_disk) - set(expected)):
-        problems.append(f"dialogs/{rel} belongs to no case in {cases_dir}")
-    return problems
+def _reason(marker: object) -> str | None:
+    kwargs = getattr(marker, "kwargs", {})
+    args = getattr(marker, "args", ())
+    reason = kwargs.get("reason", args[0] if args else None)
+    return reason if isinstance(reason, str) else None
 
 
-def write_dialogs(cases_dir: Path, dialogs_dir: Path) -> list[str]:
-    """Rewrite ``dialogs/`` from the cases; return the relative paths changed or removed."""
-    expected = expected_dialogs(cases_dir)
-    changed = []
-    for rel, text in expected.items():
-        path = dialogs_dir / rel
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            changed.append(rel)
-    for path in sorted(dialogs_dir.rglob("*.json")):
-        rel = path.relative_to(dialogs_dir).as_posix()
-        if rel not in expected:
-            path.unlink()
-            changed.append(f"{rel} (removed)")
-    return changed
+def e2e_tests(cases_dir: Path) -> dict[str, str | None]:
+    """``<module stem>/<test name>`` → why it leaves no transcript (None: it must leave one).
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.catalog")
-    parser.add_argument("command", choices=["write", "check"])
-    parser.add_argument("--cases", type=Path, default=Path("cases"))
-    parser.add_argument("--dialogs", type=Path, default=Path("dialogs"))
-    args = parser.parse_args(argv)
-    if args.command == "write":
-        for rel in write_dialogs(args.cases, args.dialogs):
-            print(f"wrote dialogs/{rel}")
-        return 0
-    problems = drift(args.cases, args.dialogs)
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"fix: {FIX_COMMAND}")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    A quarantined defect (a strict xfail) leaves none: its run fails by design.
+    An opt-out says ``@pytest.mark.no_transcript(reason=…)``.
+    """
+    out: dict[str, str | None] = {}
+    for path in _modules(cases_dir):
+        module = _load(path)
+        for case in cases_in(module):
+            why = "quarantined defect" if case.defect is not None else None
+            if not case.snapshot:
+                why = "Case(snapshot=False)"
+            out[f"{path.stem}/{case.test_name}"] = why
+        for name, value in vars(module).items():
+            if not (name.startswith("test_") and callable(value)):
+                continue
+            why = None
+            for marker in getattr(value, "pytestmark", []):
+                if marker.name == "no_transcript":
+                    why = _reason(marker) or "no_transcript"
+                elif marker.name == "xfail" and marker.kwargs.get("strict"):
+                    why = "quarantined defect"
+            out[f"{path.stem}/{name}"] = why
+    return out

@@ -50,21 +50,51 @@ class Demand:
     held: int
     served: int
     exhausted_at: int | None = None
+    # Trailing turns contenox may or may not ask for (Turn(optional=True)).
+    optional: int = 0
 
     @classmethod
-    def from_stderrs(cls, stderrs: Iterable[str], script: str, held: int) -> Demand:
-        served = 0
+    def from_stderrs(
+        cls,
+        stderrs: Iterable[str],
+        script: str,
+        held: int,
+        *,
+        optional: int = 0,
+        at_least: int = 0,
+    ) -> Demand:
+        """Read the demand from stderrs; ``at_least`` is what another witness (state) saw."""
+        served = at_least
         exhausted: int | None = None
         for stderr in stderrs:
             served = max(served, served_calls(stderr, script))
             for m in _EXHAUSTED.finditer(stderr):
                 if m["script"] == script and exhausted is None:
                     exhausted = int(m["turn"])
-        return cls(script=script, held=held, served=min(served, held), exhausted_at=exhausted)
+        return cls(
+            script=script,
+            held=held,
+            served=min(served, held),
+            exhausted_at=exhausted,
+            optional=optional,
+        )
+
+    @property
+    def required(self) -> int:
+        """Turns the run must be served: all but the trailing optional ones."""
+        return self.held - self.optional
+
+    @property
+    def never_asked(self) -> bool:
+        """contenox asked for no turn at all (a backend registered only to be listed, refused)."""
+        return self.served == 0 and self.exhausted_at is None
 
     @property
     def unserved(self) -> int:
-        return self.held - self.served
+        """Required turns the run was never served, once it asked for any."""
+        if self.never_asked:
+            return 0
+        return max(0, self.required - self.served)
 
     def problem(self) -> str | None:
         """A sentence when the run did not consume exactly the dialog; None when it did."""
@@ -77,14 +107,21 @@ class Demand:
         if self.unserved:
             first = self.served
             return (
-                f"the run took another branch: {self.unserved} of {self.held} turns "
+                f"the run took another branch: {self.unserved} of {self.required} turns "
                 f"{'was' if self.unserved == 1 else 'were'} never served (turns[{first}] onward "
-                f"of {self.script}); fix the dialog, or set serves_all_turns=False if the case "
-                "means it"
+                f"of {self.script}); fix the dialog, or mark a closing turn "
+                "Turn(..., optional=True) if contenox may or may not ask for it"
             )
         return None
 
     def summary(self) -> str:
+        """A stable sentence: an optional turn served or not reads the same."""
+        if self.never_asked:
+            return f"no served call seen ({self.held} turn{'s' if self.held != 1 else ''} held)"
+        if self.optional and self.exhausted_at is None and self.served >= self.required:
+            if not self.required:
+                return f"no turn required; {self.held} optional"
+            return f"{self.required} of {self.held} turns served, the last {self.optional} optional"
         text = f"{self.served} of {self.held} turns served"
         if self.exhausted_at is not None:
             text += f"; exhausted asking for turns[{self.exhausted_at}]"

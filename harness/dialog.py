@@ -164,13 +164,20 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Turn:
-    """One model turn: text, a thinking trace, tool calls, or a mix."""
+    """One model turn: text, a thinking trace, tool calls, or a mix.
+
+    ``optional=True`` marks a closing turn contenox may or may not ask for
+    (the text after ``mission_finish``): the model-demand check accepts a run
+    that leaves it unserved. It is the harness's word, not a dialog field:
+    it is never written into the JSON contenox reads.
+    """
 
     text: str | None = None
     thinking: str | None = None
     tool_calls: Sequence[ToolCall] = ()
     finish_reason: str | None = None
     usage: Usage | None = None
+    optional: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
@@ -288,6 +295,13 @@ class Script:
             if not isinstance(turn, Turn):
                 raise DialogError(f"turns[{index}] must be a Turn or a string, got {turn!r}")
             turn.check(index)
+        optional = [i for i, t in enumerate(self.turns) if isinstance(t, Turn) and t.optional]
+        if optional and optional != list(range(len(self.turns) - len(optional), len(self.turns))):
+            raise DialogError(
+                f"turns{optional} are optional but not all at the end: contenox serves turns "
+                "in order, so only trailing turns (the closing text after mission_finish) "
+                "can be left unserved; drop optional=True from the earlier ones"
+            )
         last = self.turns[-1]
         assert isinstance(last, Turn)
         if not last.is_plain_text and not self.runs_past_end:
@@ -347,6 +361,11 @@ class Script:
             capabilities=Capabilities.from_mapping(caps) if caps is not None else None,
             runs_past_end=runs_past_end,
         )
+
+    @property
+    def optional_turns(self) -> int:
+        """How many trailing turns are ``optional``."""
+        return sum(1 for t in self.turns if isinstance(t, Turn) and t.optional)
 
     @property
     def model_name(self) -> str:

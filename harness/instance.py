@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .command import DEFAULT_TIMEOUT, Result, run
 from .dialog import Script
+from .recorder import Recorder
 
 __all__ = [
     "SESSION_VAR",
@@ -106,7 +107,7 @@ def _inside(path: Path, parent: Path) -> bool:
     return True
 
 
-@dataclass
+@dataclass(repr=False)
 class Instance:
     """One case's scratch contenox: its dirs, its environment, its commands.
 
@@ -121,6 +122,24 @@ class Instance:
     # Called at the end of the case, newest first. Each returns None when it
     # had nothing to clean, or a sentence saying what it had to kill.
     cleanups: list[Callable[[], str | None]] = field(default_factory=list)
+    # What every layer did, in order: the case's transcript (see harness.recorder).
+    recorder: Recorder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.recorder = Recorder(
+            paths={
+                "[WORK]": self.work,
+                "[HOME]": self.home,
+                "[TMP]": self.tmp,
+                "[ROOT]": self.root,
+                "[BIN]": self.binary,
+            },
+            binary=self.binary,
+        )
+
+    def __repr__(self) -> str:
+        # Short: pytest prints fixture values in failure headers.
+        return f"<Instance {self.root.name}>"
 
     @classmethod
     def create(cls, root: Path, *, binary: Path, timeout: float = DEFAULT_TIMEOUT) -> Instance:
@@ -164,8 +183,14 @@ class Instance:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         timeout: float | None = None,
+        full_stderr: bool = False,
     ) -> Result:
-        """Run any program inside the instance (cwd ``work/``, hermetic env)."""
+        """Run any program inside the instance (cwd ``work/``, hermetic env).
+
+        It lands in the transcript: argv, exit code, stdout and notices (the
+        whole stderr with ``full_stderr``).
+        """
+        __tracebackhide__ = True
         result = run(
             argv,
             stdin=stdin,
@@ -174,6 +199,7 @@ class Instance:
             timeout=timeout if timeout is not None else self.timeout,
         )
         self.history.append(result)
+        self.recorder.command(result, stdin=stdin, full_stderr=full_stderr)
         return result
 
     def contenox(
@@ -183,12 +209,22 @@ class Instance:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         timeout: float | None = None,
+        full_stderr: bool = False,
     ) -> Result:
         """Run ``contenox <args>``; returns the :class:`Result` whatever the exit code."""
-        return self.run([self.binary, *args], stdin=stdin, env=env, cwd=cwd, timeout=timeout)
+        __tracebackhide__ = True
+        return self.run(
+            [self.binary, *args],
+            stdin=stdin,
+            env=env,
+            cwd=cwd,
+            timeout=timeout,
+            full_stderr=full_stderr,
+        )
 
     def must(self, *args: str | os.PathLike[str], **kwargs: object) -> Result:
         """Run ``contenox <args>`` and fail right here, with its output, unless it exits 0."""
+        __tracebackhide__ = True
         return self.contenox(*args, **kwargs).assert_success()  # type: ignore[arg-type]
 
     def write(self, relpath: str, content: str | bytes) -> Path:
@@ -202,8 +238,13 @@ class Instance:
         return path
 
     def init(self) -> Result:
-        """``contenox init``: the workspace marker, shipped chains and rendered envelopes."""
-        return self.must("init")
+        """``contenox init``: the workspace marker, shipped chains and rendered envelopes.
+
+        Setup: the transcript shows its argv and exit code, not its output.
+        """
+        __tracebackhide__ = True
+        with self.recorder.setup():
+            return self.must("init")
 
     def use_script(
         self,
@@ -220,11 +261,14 @@ class Instance:
         ``default-model`` at it. Each command must succeed or the case fails
         right there with its output. Returns the dialog's path.
         """
+        __tracebackhide__ = True
         path = script.write(self.work / filename)
-        self.must("backend", "add", name, "--type", "scripted-test", "--script", path)
-        if make_default:
-            self.must("config", "set", "default-provider", "scripted-test")
-            self.must("config", "set", "default-model", script.model_name)
+        self.recorder.dialog(name, path, script)
+        with self.recorder.setup():
+            self.must("backend", "add", name, "--type", "scripted-test", "--script", path)
+            if make_default:
+                self.must("config", "set", "default-provider", "scripted-test")
+                self.must("config", "set", "default-model", script.model_name)
         return path
 
     def close(self) -> list[str]:

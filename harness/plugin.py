@@ -14,18 +14,20 @@ Fixtures:
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from .binary import Binary, BinaryError, resolve_binary
-from .case import DEFECT_PREFIX, Case, run_case
+from .case import DEFECT_PREFIX, Case, check_demand, run_case, transcript_head
 from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
-from .snapshot import TranscriptExtension
+from .snapshot import DialogExtension, TranscriptExtension
 
 __all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_binary"]
 
@@ -34,6 +36,9 @@ _failed: BinaryError | None = None
 
 _INSTANCE = pytest.StashKey[Instance]()
 _FAILED = pytest.StashKey[bool]()
+_PASSED = pytest.StashKey[bool]()
+
+NO_TRANSCRIPT = "no_transcript"
 
 
 def binary_for_session() -> Binary:
@@ -74,13 +79,129 @@ def contenox_binary() -> Binary:
         pytest.exit(f"no contenox binary: {err}", returncode=4)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{NO_TRANSCRIPT}(reason): this e2e test leaves no transcript snapshot, and why "
+        "(a deliberately nondeterministic test: a race tried many times)",
+    )
+
+
+def _opt_out(item: pytest.Item) -> str | None:
+    """The reason an item gives for leaving no transcript; a clear error without one."""
+    marker = item.get_closest_marker(NO_TRANSCRIPT)
+    if marker is None:
+        return None
+    reason = marker.kwargs.get("reason", marker.args[0] if marker.args else "")
+    if not isinstance(reason, str) or not reason.strip():
+        raise pytest.UsageError(
+            f"{item.nodeid}: @pytest.mark.{NO_TRANSCRIPT} needs a reason, e.g. "
+            f'@pytest.mark.{NO_TRANSCRIPT}(reason="a race tried twelve times: the order '
+            'of events differs per run")'
+        )
+    return reason.strip()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        _opt_out(item)
+
+
+@pytest.fixture
+def transcripts() -> bool:
+    """Whether ``instance`` snapshots its transcript at teardown.
+
+    Off by default (the harness's own tests use fake binaries); ``cases/conftest.py``
+    turns it on for every e2e test. A test module can override it.
+    """
+    return False
+
+
+def _snapshot_path(snapshot: SnapshotAssertion, index: str | int) -> Path:
+    return Path(snapshot.extension.get_location(test_location=snapshot.test_location, index=index))
+
+
+def _missing(path: Path, item: pytest.Item) -> str:
+    try:
+        shown = path.relative_to(item.config.rootpath)
+    except ValueError:
+        shown = path
+    return (
+        f"no snapshot {shown} yet: create it with\n"
+        f"    tox -e e2e -- -k {item.name} --snapshot-update\n"
+        f"then review {shown} (and any dialogs/ file it wrote) and commit it"
+    )
+
+
+def _snapshot_transcript(
+    inst: Instance, item: pytest.Item, snapshot: SnapshotAssertion, *, transcript: bool = True
+) -> None:
+    """Check model demand, then compare the transcript and each dialog with its snapshot."""
+    __tracebackhide__ = True
+    if inst.recorder.title is None:
+        doc = getattr(getattr(item, "obj", None), "__doc__", None) or ""
+        inst.recorder.title = doc.strip().split("\n")[0].strip() or item.name
+    try:
+        check_demand(inst, serves_all_turns=inst.recorder.demand_checked)
+    except AssertionError as err:
+        pytest.fail(str(err), pytrace=False)
+    update = bool(item.config.getoption("update_snapshots", False))
+    if transcript:
+        data = inst.recorder.transcript(transcript_head(inst))
+        recorded = snapshot.use_extension(TranscriptExtension)
+        path = _snapshot_path(recorded, 0)
+        if not update and not path.exists():
+            pytest.fail(_missing(path, item), pytrace=False)
+        _compare(recorded, data, path, item)
+    dialogs = inst.recorder.dialogs
+    golden = snapshot.use_extension(DialogExtension)
+    for dialog in dialogs:
+        # One dialog: dialogs/<area>/<test>.json; several: <test>[<backend>].json.
+        index: str | int = dialog.key if len(dialogs) > 1 else 0
+        path = _snapshot_path(golden, index)
+        if not update and not path.exists():
+            pytest.fail(_missing(path, item), pytrace=False)
+        _compare(
+            golden(name=index) if isinstance(index, str) else golden,
+            dialog.script.dumps(),
+            path,
+            item,
+        )
+
+
+def _compare(snapshot: SnapshotAssertion, data: object, path: Path, item: pytest.Item) -> None:
+    __tracebackhide__ = True
+    if snapshot == data:
+        return
+    try:
+        shown: Path = path.relative_to(item.config.rootpath)
+    except ValueError:
+        shown = path
+    # Plain text: syrupy colours its diff per character, unreadable in a CI log.
+    diff = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(snapshot.get_assert_diff()))
+    pytest.fail(
+        f"{shown} differs from what this run recorded (- snapshot, + this run):\n{diff}\n"
+        f"if the new text is what a user should see: tox -e e2e -- -k {item.name} "
+        "--snapshot-update, then review and commit it",
+        pytrace=False,
+    )
+
+
 @pytest.fixture
 def instance(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     contenox_binary: Binary,
+    snapshot: SnapshotAssertion,
+    transcripts: bool,
 ) -> Iterator[Instance]:
-    """A fresh scratch contenox: ``home/`` (HOME), ``work/`` (cwd), ``tmp/`` (TMPDIR)."""
+    """A fresh scratch contenox: ``home/`` (HOME), ``work/`` (cwd), ``tmp/`` (TMPDIR).
+
+    At teardown, for an e2e test that passed, the model demand is checked and
+    the recorded transcript (and every dialog registered) is compared with
+    its snapshot, unless the test says ``@pytest.mark.no_transcript(reason=…)``.
+    """
+    __tracebackhide__ = True
     name = request.node.name[:40]
     inst = Instance.create(
         tmp_path_factory.mktemp(name, numbered=True), binary=contenox_binary.path
@@ -88,15 +209,30 @@ def instance(
     request.node.stash[_INSTANCE] = inst
     yield inst
     leftovers = inst.close()
-    if not request.node.stash.get(_FAILED, False) and not _keep_requested() and not leftovers:
-        inst.remove()
-    if leftovers:
-        pytest.fail(
-            "the case left processes running; they were killed with their process groups:\n  "
-            + "\n  ".join(leftovers)
-            + f"\nscratch root kept at {inst.root}",
-            pytrace=False,
-        )
+    try:
+        if leftovers:
+            pytest.fail(
+                "the case left processes running; they were killed with their process "
+                "groups:\n  " + "\n  ".join(leftovers) + f"\nscratch root kept at {inst.root}",
+                pytrace=False,
+            )
+        if transcripts:
+            if request.node.stash.get(_PASSED, False):
+                # Demand may read the captured state: before the root is removed.
+                # An opted-out test still keeps its dialogs and its demand checked.
+                opted_out = _opt_out(request.node) is not None
+                _snapshot_transcript(inst, request.node, snapshot, transcript=not opted_out)
+            else:
+                # A failed, skipped or quarantined test tells its own story: its
+                # snapshots are neither compared nor, to syrupy, unused. syrupy
+                # has no public call for this; mark the item skipped in its session.
+                snapshot.session.ran_item(request.node.nodeid, "skipped")
+    except BaseException:
+        request.node.stash[_FAILED] = True
+        raise
+    finally:
+        if not request.node.stash.get(_FAILED, False) and not _keep_requested():
+            inst.remove()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -105,6 +241,11 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.when == "call":
+        item.stash[_PASSED] = report.passed
+        reason = _opt_out(item)
+        if reason is not None and "transcripts" in getattr(item, "fixturenames", ()):
+            report.user_properties.append((NO_TRANSCRIPT, reason))
     inst = item.stash.get(_INSTANCE, None)
     if inst is None:
         return
@@ -114,11 +255,10 @@ def pytest_runtest_makereport(
         report.sections.append(("contenox scratch root", f"kept at {inst.root}"))
 
 
-def _case_function(case: Case) -> Callable[[Instance, SnapshotAssertion], None]:
-    def run(instance: Instance, snapshot: SnapshotAssertion) -> None:
-        transcript = run_case(case, instance)
-        if case.snapshot and case.defect is None:
-            assert snapshot(extension_class=TranscriptExtension) == dict(transcript.data)
+def _case_function(case: Case) -> Callable[[Instance], None]:
+    def run(instance: Instance) -> None:
+        __tracebackhide__ = True
+        run_case(case, instance)
 
     run.__name__ = case.test_name
     run.__doc__ = case.name
@@ -139,6 +279,8 @@ def pytest_pycollect_makeitem(
         )
         if case.defect is not None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + case.defect))
+        if not case.snapshot:
+            item.add_marker(pytest.mark.no_transcript(reason="Case(snapshot=False)"))
         items.append(item)
     return items
 
@@ -155,18 +297,28 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 + text.removeprefix(DEFECT_PREFIX)
             )
     elif reason.startswith(DEFECT_PREFIX) and report.when == "call":
-        _seen.append((report.nodeid, reason.removeprefix(DEFECT_PREFIX)))
+        _seen[report.nodeid] = reason.removeprefix(DEFECT_PREFIX)
+    if report.when == "call":
+        for key, value in report.user_properties:
+            if key == NO_TRANSCRIPT:
+                _opted_out[report.nodeid] = str(value)
 
 
-_seen: list[tuple[str, str]] = []
+# By node id: under xdist a report reaches this hook once per process that
+# sees it, and the list is printed once, by the process that has a terminal.
+_seen: dict[str, str] = {}
+_opted_out: dict[str, str] = {}
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not _seen:
-        return
-    terminalreporter.section("quarantined confirmed defects")
-    for nodeid, reason in _seen:
-        terminalreporter.write_line(f"{nodeid}\n    {reason}")
+    if _seen:
+        terminalreporter.section("quarantined confirmed defects")
+        for nodeid, reason in sorted(_seen.items()):
+            terminalreporter.write_line(f"{nodeid}\n    {reason}")
+    if _opted_out:
+        terminalreporter.section("e2e tests that leave no transcript")
+        for nodeid, reason in sorted(_opted_out.items()):
+            terminalreporter.write_line(f"{nodeid}\n    {reason}")
 
 
 # ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ against recorded output in ``tests/fixtures`` (re-record with
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import time
@@ -28,6 +29,7 @@ from typing import Any
 from .command import Result
 from .instance import Instance
 from .process import Process
+from .recorder import recorded_probe
 from .table import TableError, read_fields, read_table
 
 __all__ = [
@@ -1137,3 +1139,11 @@ def models(instance: Instance) -> list[Model]:
     [('scripted-test', True)]
     """
     return parse_models(_probe(instance, "model", "list").stdout)
+
+
+# Every probe's typed value lands in the instance's transcript, by name (its
+# own commands do not: polling and parsing are the probe's business).
+for _name in __all__:
+    _fn = globals()[_name]
+    if inspect.isfunction(_fn) and next(iter(inspect.signature(_fn).parameters), "") == "instance":
+        globals()[_name] = recorded_probe(_fn)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, TypeVar
 
 from .command import CommandTimeout, Result, kill_group
+from .recorder import quiet
 
 if TYPE_CHECKING:
     from .instance import Instance
@@ -70,11 +71,13 @@ def wait_until(
         row = wait_until(lambda: find_ask(instance), timeout=30,
                          what="a pending ask in `approvals list`", context=proc.describe)
     """
+    __tracebackhide__ = True
     if timeout <= 0:
         raise ValueError(f"timeout must be positive seconds, got {timeout!r}")
     deadline = time.monotonic() + timeout
     while True:
-        value = condition()
+        with quiet():  # a poll's commands are not the transcript: their count varies
+            value = condition()
         if value:
             return value
         if time.monotonic() >= deadline:
@@ -128,6 +131,8 @@ class Process:
         self.started = time.monotonic()
         self._result: Result | None = None
         self._stdout_closed = threading.Event()
+        # Told the Result once, when the process is finished (waited for or cleaned up).
+        self.on_end: Callable[[Result], None] | None = None
         self._popen = subprocess.Popen(
             self.argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -244,7 +249,7 @@ class Process:
         for reader in self._readers:
             reader.join(timeout=_DRAIN_TIMEOUT)
         returncode = self._popen.returncode
-        return Result(
+        result = Result(
             argv=self.argv,
             exit_code=returncode if returncode is not None else -signal.SIGKILL,
             stdout=self.stdout,
@@ -252,6 +257,10 @@ class Process:
             duration=time.monotonic() - self.started,
             timed_out=timed_out,
         )
+        on_end, self.on_end = self.on_end, None
+        if on_end is not None:
+            on_end(result)
+        return result
 
     def wait(self, timeout: float) -> Result:
         """Wait for the leader to exit; return the same :class:`Result` a finished command has.
@@ -385,4 +394,7 @@ def start_contenox(
     >>> run = start_contenox(instance, "run", "--policy", "run", "task")
     >>> run.wait(timeout=60).assert_success()
     """
-    return start_in(instance, [instance.binary, *args], env=env, cwd=cwd, stdin=stdin)
+    proc = start_in(instance, [instance.binary, *args], env=env, cwd=cwd, stdin=stdin)
+    instance.recorder.started(proc.argv)
+    proc.on_end = instance.recorder.ended
+    return proc

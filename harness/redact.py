@@ -25,6 +25,7 @@ _IDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("UUID", re.compile(rf"\b{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b")),
     ("REQ", re.compile(rf"\bcli-{_HEX}{{16}}\b")),
     ("CALL", re.compile(r"\bscripted-test-\d+-\d+-[0-9a-f]{4}\b")),
+    ("CALL", re.compile(r"\bcall-scripted-\d+-[0-9a-f]{4}\b")),
     ("OP", re.compile(r"\bop-\d{8}-\d{6}\.\d{3}-[0-9a-z]+\b")),
     # Short hex ids (session ids, hashes): a mix of digits and letters, 8+ long.
     ("HEX", re.compile(rf"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}{{8,64}}\b")),
@@ -40,6 +41,8 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
         "[TIME]",
     ),
     (re.compile(r"\b\d{8}-\d{6}\b"), "[TIME]"),
+    # --trace's log prefix: 2026/11/30 20:21:54
+    (re.compile(r"\b\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\b"), "[TIME]"),
     # Go-style and human durations: 71.295864ms, 30m0s, 2s, 1h2m3s, 54.562µs.
     (
         re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ms|s|m))*\b"),

@@ -1,4 +1,6 @@
-"""Transcript snapshots: one readable YAML file per case, through syrupy.
+"""Transcript and dialog snapshots, through syrupy.
+
+Transcripts: one readable YAML file per test.
 
 Multi-line text is written as literal block scalars and keys keep the order
 a terminal session has (argv, exit, stdout, notices), so a PR diff of a
@@ -9,12 +11,16 @@ them; unused snapshots fail the run (syrupy's default).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-__all__ = ["TranscriptExtension", "to_yaml"]
+if TYPE_CHECKING:
+    from syrupy.location import PyTestLocation
+
+__all__ = ["DialogExtension", "TranscriptExtension", "to_yaml"]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -55,3 +61,31 @@ class TranscriptExtension(SingleFileSnapshotExtension):
         if isinstance(data, str):
             return data
         return to_yaml(data)
+
+
+class DialogExtension(SingleFileSnapshotExtension):
+    """Each dialog a test registers, as ``dialogs/<module>/<test>.json``.
+
+    A test that registers several has one ``<test>[<backend>].json`` each. The content is
+    exactly the JSON contenox reads (``Script.dumps()``), so a PR diff shows
+    what the model says. Kept by ``--snapshot-update`` like the transcripts.
+    """
+
+    file_extension = "json"
+    _write_mode = WriteMode.TEXT
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        module = Path(test_location.filepath)
+        # dialogs/ sits beside cases/ (or beside a test module outside a cases/ dir).
+        base = module.parent.parent if module.parent.name == "cases" else module.parent
+        # Named after the module, as cases/__snapshots__/<module>/ is: syrupy
+        # relates a snapshot to its test (and finds unused ones) by that name.
+        return str(base / "dialogs" / module.stem)
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return cls.dirname(test_location=test_location)
+
+    def serialize(self, data: Any, **kwargs: Any) -> str:
+        return str(data)

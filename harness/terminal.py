@@ -88,6 +88,8 @@ class Terminal:
         self._stream = pyte.ByteStream(self._screen)
         self._eof = threading.Event()
         self._exit_code: int | None = None
+        # Told (checkpoint, screen) at each wait_for that succeeds and at exit.
+        self.on_screen: Callable[[str, str], None] | None = None
         self.started = time.monotonic()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -200,8 +202,12 @@ class Terminal:
             hit = needle.search(text) if isinstance(needle, re.Pattern) else needle in text
             return text if hit else None
 
+        __tracebackhide__ = True
         try:
-            return wait_until(visible, timeout, what=f"the screen to show {shown!r}")
+            screen = wait_until(visible, timeout, what=f"the screen to show {shown!r}")
+            if self.on_screen is not None:
+                self.on_screen(f"showing {shown!r}", screen)
+            return screen
         except WaitTimeout:
             raise TerminalTimeout(
                 f"the screen never showed {shown!r} within {timeout:g}s; check the text "
@@ -270,6 +276,9 @@ class Terminal:
             ) from None
         self._eof.wait(timeout=2)
         assert code is not None
+        if self.on_screen is not None:
+            self.on_screen(f"exit {code}", self.screen())
+            self.on_screen = None
         return code
 
     def close(self) -> None:
@@ -284,6 +293,8 @@ class Terminal:
     def cleanup(self) -> str | None:
         """End-of-case cleanup: None if the program had exited, else what was killed."""
         still_running = self.running
+        if still_running and self.on_screen is not None:
+            self.on_screen("still running at the end of the case (killed)", self.screen())
         self.close()
         if still_running:
             return f"`{' '.join(self.argv)}` (pid {self.pid}, under a pty) was still running"
@@ -315,4 +326,5 @@ def open_terminal(
         cols=cols,
     )
     instance.cleanups.append(term.cleanup)
+    term.on_screen = lambda at, screen: instance.recorder.screen(term.argv, at, screen)
     return term

@@ -15,6 +15,7 @@ import pytest
 from harness import Case, CaseError, Script, Step, Turn, step
 
 FAKE = Path(__file__).parent / "fakes" / "fake_contenox.py"
+THREE_JSON = Script(turns=["one", "two", "three"]).dumps()
 
 
 @pytest.fixture
@@ -26,6 +27,8 @@ def suite(
     launcher.chmod(0o755)
     monkeypatch.setenv("CONTENOX_BIN", str(launcher))
     monkeypatch.delenv("CONTENOX_E2E_KEEP", raising=False)
+    # As cases/conftest.py does: every test's instance snapshots its transcript.
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef transcripts():\n    return True\n")
     return pytester
 
 
@@ -109,6 +112,8 @@ def test_outcomes_demand_and_quarantine(suite: pytest.Pytester) -> None:
     result = suite.runpytest_subprocess("--snapshot-update", "-rA")
     out = result.stdout.str()
     result.assert_outcomes(passed=4, failed=4, xfailed=1)
+    # The defect list is printed once.
+    assert out.count("run never prints it (fake contenox, run)") == 2  # summary + -rA line
     # Unserved turns fail by default, naming how many and where.
     assert "the run took another branch: 1 of 3 turns was never served (turns[2] onward" in out
     # Running past the end names the turn asked for.
@@ -137,11 +142,24 @@ def test_snapshots_are_one_yaml_file_per_case_and_stable(suite: pytest.Pytester)
     text = (snapdir / "test_a_run_that_serves_every_turn_passes.yaml").read_text()
     assert text == textwrap.dedent(
         """\
-        case: a run that serves every turn passes
+        test: a run that serves every turn passes
         model_demand:
           scripted: 3 of 3 turns served
-        steps:
-        - argv: contenox run go
+        transcript:
+        - run: contenox init
+          exit: 0
+        - dialog: scripted
+          turns:
+          - one
+          - two
+          - three
+        - run: contenox backend add scripted --type scripted-test --script [WORK]/a_run_that_serves_every_turn_passes.json
+          exit: 0
+        - run: contenox config set default-provider scripted-test
+          exit: 0
+        - run: contenox config set default-model scripted-test
+          exit: 0
+        - run: contenox run go
           exit: 0
           stdout: |
             three
@@ -150,7 +168,14 @@ def test_snapshots_are_one_yaml_file_per_case_and_stable(suite: pytest.Pytester)
             Mission [UUID1] finished: landed
         """
     )
-    again = suite.runpytest_subprocess("-k", "serves_every_turn or variant")
+    dialogs = suite.path / "dialogs" / "test_area"
+    assert sorted(p.name for p in dialogs.iterdir()) == [
+        "test_a_run_that_serves_every_turn_passes.json",
+        "test_variant_a_runs.json",
+        "test_variant_b_runs.json",
+    ]
+    assert (dialogs / "test_variant_a_runs.json").read_text() == THREE_JSON
+    again = suite.runpytest_subprocess("-k", "serves_every_turn or variant", "-W", "error")
     again.assert_outcomes(passed=3)
 
 
@@ -160,7 +185,16 @@ def test_a_changed_transcript_fails_against_its_snapshot(suite: pytest.Pytester)
     snap = next((suite.path / "__snapshots__" / "test_area").iterdir())
     snap.write_text(snap.read_text().replace("three", "THREE"))
     result = suite.runpytest_subprocess("-k", "serves_every_turn")
-    result.assert_outcomes(failed=1)
+    # The test passed; its transcript did not match: an error at teardown, with the diff.
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*__snapshots__/test_area/test_a_run_that_serves_every_turn_passes.yaml differs "
+            "from what this run recorded*",
+            "*THREE*",
+            "*tox -e e2e -- -k test_a_run_that_serves_every_turn_passes --snapshot-update*",
+        ]
+    )
 
 
 def test_an_unused_snapshot_fails_the_run(suite: pytest.Pytester) -> None:
@@ -171,6 +205,30 @@ def test_an_unused_snapshot_fails_the_run(suite: pytest.Pytester) -> None:
     result = suite.runpytest_subprocess()
     assert result.ret != 0
     assert "unused" in result.stdout.str()
+
+
+def test_a_missing_snapshot_names_the_command_and_the_file(suite: pytest.Pytester) -> None:
+    suite.makepyfile(test_area=CASES)
+    result = suite.runpytest_subprocess("-k", "serves_every_turn")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*no snapshot __snapshots__/test_area/test_a_run_that_serves_every_turn_passes.yaml*",
+            "*tox -e e2e -- -k test_a_run_that_serves_every_turn_passes --snapshot-update*",
+        ]
+    )
+
+
+def test_a_failing_case_reports_its_failure_and_no_snapshot(suite: pytest.Pytester) -> None:
+    suite.makepyfile(test_area=CASES)
+    result = suite.runpytest_subprocess("-k", "unmet_expectation", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "no snapshot" not in out and "differs from what this run recorded" not in out
+    assert not (suite.path / "__snapshots__").exists()
+    # Ten lines: the failure's own story, not the harness's frames or the instance repr.
+    assert "Instance(" not in out
+    assert "harness/case.py" not in out
 
 
 def test_plain_functions_can_be_quarantined_too(suite: pytest.Pytester) -> None:

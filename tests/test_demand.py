@@ -51,3 +51,17 @@ def test_each_process_starts_at_turn_zero_so_the_most_served_counts() -> None:
     assert demand.served == 2
     assert demand.problem() is None
     assert demand.summary() == "2 of 2 turns served"
+
+
+def test_an_optional_closing_turn_reads_the_same_served_or_not() -> None:
+    served = Demand(script="d.json", held=3, served=3, optional=1)
+    unserved = Demand(script="d.json", held=3, served=2, optional=1)
+    assert served.problem() is None and unserved.problem() is None
+    assert served.summary() == unserved.summary() == "2 of 3 turns served, the last 1 optional"
+    assert Demand(script="d.json", held=3, served=1, optional=1).unserved == 1
+
+
+def test_a_dialog_never_asked_for_says_so() -> None:
+    demand = Demand(script="d.json", held=2, served=0)
+    assert demand.problem() is None
+    assert demand.summary() == "no served call seen (2 turns held)"

@@ -217,3 +217,11 @@ def test_dialog_error_is_a_value_error() -> None:
 def test_capabilities_accept_the_dataclass() -> None:
     script = Script(turns=["x"], capabilities=Capabilities(stream=False))
     assert script.to_json()["capabilities"] == {"stream": False}
+
+
+def test_an_optional_turn_is_the_harness_s_word_not_a_dialog_field() -> None:
+    script = Script(turns=["asked", Turn(text="maybe asked", optional=True)])
+    assert script.to_json() == {"turns": [{"text": "asked"}, {"text": "maybe asked"}]}
+    assert script.optional_turns == 1
+    with pytest.raises(DialogError, match="optional but not all at the end"):
+        Script(turns=[Turn(text="maybe", optional=True), "asked"])
