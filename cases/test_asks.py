@@ -385,10 +385,10 @@ def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_ne
 ) -> None:
     # function: needs an id printed by an earlier command
     # A torn-down run is sometimes derailed before it can be resumed (the race
-    # quarantined above); that is not this promise, so up to three runs are
+    # quarantined above); that is not this promise, so up to five runs are
     # tried until one resumes, and this case checks what the resumed run does.
     _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
-    for _attempt in range(3):
+    for _attempt in range(5):
         (instance.work / "one.txt").unlink(missing_ok=True)
         path = _torn_down(instance, _mission(_write("one.txt"), _write("two.txt")))
         first = probes.approvals(instance)[0]
