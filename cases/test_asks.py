@@ -23,11 +23,11 @@ from harness import (
     defect,
     mission_finish,
     mission_report,
+    probes,
     start_contenox,
     step,
     wait_until,
 )
-from harness import probes
 
 TASK = "do the task"
 ECHO = ToolCall("echo", {"input": "ping from the unit"})
@@ -40,9 +40,7 @@ def _write(path: str) -> ToolCall:
 
 def _mission(*calls: ToolCall, report_first: str | None = None) -> Script:
     """Optionally a progress report, one turn per call, then a result and a landing."""
-    head = (
-        [Turn(tool_calls=[mission_report("progress", report_first)])] if report_first else []
-    )
+    head = [Turn(tool_calls=[mission_report("progress", report_first)])] if report_first else []
     return Script(
         turns=[
             *head,
@@ -126,12 +124,12 @@ def _pending_echo(instance: Instance, run: Process) -> probes.Ask:
 
 
 @defect(
-    "EXPIRES-IN ignores the grant's timeout: under `\"native-echo.echo\" = { grant = "
+    'EXPIRES-IN ignores the grant\'s timeout: under `"native-echo.echo" = { grant = '
     '"approve", timeout = "30m", on_timeout = "deny" }` the pending ask of `contenox run '
     "--policy gate` lists EXPIRES-IN `6d` (the host ceiling), and after the run is torn down "
     "a 6s grant's ask was still listed, `6d`, long after 6s. Contradicts contenox-cli.md, "
-    "`contenox approvals`: 'a grant written as shell = { grant = \"approve\", timeout = "
-    "\"30m\", on_timeout = \"deny\" } gives its asks thirty minutes'"
+    '`contenox approvals`: \'a grant written as shell = { grant = "approve", timeout = '
+    '"30m", on_timeout = "deny" } gives its asks thirty minutes\''
 )
 def test_an_ask_lists_the_wait_its_grant_names_as_expires_in(instance: Instance) -> None:
     # function: needs background — the ask is read while the run waits on it
@@ -144,9 +142,9 @@ def test_an_ask_lists_the_wait_its_grant_names_as_expires_in(instance: Instance)
 
 
 @defect(
-    "timeout = \"never\" is rendered (`\"timeout_s\": -1`) but the durable row gets the host "
+    'timeout = "never" is rendered (`"timeout_s": -1`) but the durable row gets the host '
     "ceiling: `contenox approvals list` shows EXPIRES-IN `6d` (or `23h` with approval-ceiling "
-    "24h) for the ask of `\"native-echo.echo\" = { grant = \"approve\", timeout = \"never\" }`. "
+    '24h) for the ask of `"native-echo.echo" = { grant = "approve", timeout = "never" }`. '
     "Contradicts hitl.md: 'the row is written with no expiry, no sweep ever touches it, "
     "approvals list shows its EXPIRES-IN as never'"
 )
@@ -189,7 +187,7 @@ def test_an_ask_whose_grant_names_no_wait_gets_the_approval_ceiling_set_on_the_h
 
 
 def _expired_ask(instance: Instance) -> tuple[str, Result]:
-    """An ask a torn-down run left under an 8s ceiling; return its id and the listing that swept it."""
+    """A torn-down run's ask under an 8s ceiling: its id, and the listing that swept it."""
     instance.init()
     instance.must("config", "set", "approval-ceiling", "8s")
     _gate_echo(instance, '"approve"')
@@ -339,12 +337,13 @@ def test_a_torn_down_run_has_not_run_its_gated_call_and_its_record_survives(
 
 _DERAILED = (
     "answering a torn-down run's ask does not resume it: after `contenox run --policy gate "
-    "--timeout 4s` (files.write = \"approve\") ends, `contenox approvals respond <id> "
+    '--timeout 4s` (files.write = "approve") ends, `contenox approvals respond <id> '
     "--approve` exits 1 with 'verdict for approval <id> recorded, but resuming its suspended "
     "run failed: agentservice: the mission behind this checkpoint already finished; the "
-    "suspended run is not resumable (mission <id> is \"derailed\")' — the torn-down unit "
+    'suspended run is not resumable (mission <id> is "derailed")\' — the torn-down unit '
     "marks its mission derailed (1 of 4 single runs by hand; of 8 parallel runs, some "
-    "answers always fail so; the race test_approvals.py quarantines). Contradicts missions.md: 'the run checkpoints "
+    "answers always fail so; the race test_approvals.py quarantines). Contradicts "
+    "missions.md: 'the run checkpoints "
     "beside the still-pending row on its way out, so answering it tomorrow from a different "
     "terminal resumes the suspended run exactly once'"
 )

@@ -28,11 +28,11 @@ from harness import (
     mission_finish,
     mission_report,
     open_acp,
+    probes,
     route,
     start_contenox,
     step,
 )
-from harness import probes
 
 TASK = "do the task"
 ECHO = ToolCall("echo", {"input": "ping from the unit"})
@@ -290,7 +290,7 @@ def test_a_child_envelope_keeps_the_parent_axes_it_does_not_set(instance: Instan
     assert (instance.work / "out.txt").read_text() == CONTENT
 
 
-# --------------------------------------------------------------------------- where a policy comes from
+# ------------------------------------------------------------------ where a policy comes from
 
 _ALLOW_ECHO = _policy("deny", ("native-echo", "echo", "allow"))
 _DENY_ECHO = _policy("allow", ("native-echo", "echo", "deny"))
@@ -317,8 +317,11 @@ def test_a_global_policy_file_wins_over_the_rendered_envelope_and_is_never_rewri
     instance: Instance,
 ) -> None:
     # function: needs tool results and the hand-written file after the run
-    _declare(instance, '[envelopes.r2]\ndefault_action = "allow"\n[envelopes.r2.tools]\n'
-             '"native-echo.echo" = "deny"\n')
+    _declare(
+        instance,
+        '[envelopes.r2]\ndefault_action = "allow"\n[envelopes.r2.tools]\n'
+        '"native-echo.echo" = "deny"\n',
+    )
     instance.init()
     mine = instance.home / ".contenox" / "hitl-policy-r2.json"
     mine.write_text(_ALLOW_ECHO)
@@ -351,8 +354,11 @@ def test_an_envelope_name_and_its_file_name_resolve_to_the_same_rendered_policy(
     instance: Instance, spelling: str
 ) -> None:
     # function: needs tool results from `state show --raw`
-    _declare(instance, '[envelopes.rendered]\ndefault_action = "allow"\n[envelopes.rendered.tools]\n'
-             '"native-echo.echo" = "deny"\n')
+    _declare(
+        instance,
+        '[envelopes.rendered]\ndefault_action = "allow"\n[envelopes.rendered.tools]\n'
+        '"native-echo.echo" = "deny"\n',
+    )
     results = _landed_without_asks(instance, _run(instance, spelling, _mission(ECHO)))
     assert _refused(results[0]), results
     render = instance.home / ".contenox" / ".generated" / "hitl-policy-rendered.json"
@@ -391,7 +397,7 @@ def test_a_hitl_policy_value_with_a_path_separator_is_that_file_verbatim(
     assert not (instance.work / "out.txt").exists(), turn.describe()
 
 
-# --------------------------------------------------------------------------- names that resolve to nothing
+# ------------------------------------------------------------------ names that resolve to nothing
 
 ACP_MISSING_PATH = Case(
     name="a hitl policy path that does not exist is an error rather than a fallback",
@@ -434,7 +440,7 @@ RUN_UNKNOWN_NAME = Case(
         )
     ],
     defect=(
-        "`contenox run --policy nosuch` exits 1 with only 'hitl policy \"nosuch\" could not be "
+        '`contenox run --policy nosuch` exits 1 with only \'hitl policy "nosuch" could not be '
         "loaded: it must name an existing policy (see `contenox config` / the .contenox policy "
         "files)' — neither the file it looked for nor where (acp names both). Contradicts "
         "hitl.md: 'Only a name that resolves to nothing at all is fatal, and it names both what "
@@ -551,9 +557,14 @@ MALFORMED_ENVELOPES = [
 ]
 
 RUN_MALFORMED = Case(
-    name="run refuses an envelope with a malformed duration naming the envelope the axis and the value",
+    name=(
+        "run refuses an envelope with a malformed duration "
+        "naming the envelope the axis and the value"
+    ),
     files={
-        ".contenox/agents.toml": '[envelopes.bad]\nshell = { grant = "approve", timeout = "half an hour" }\n'
+        ".contenox/agents.toml": (
+            '[envelopes.bad]\nshell = { grant = "approve", timeout = "half an hour" }\n'
+        )
     },
     steps=[
         step(
@@ -566,7 +577,7 @@ RUN_MALFORMED = Case(
         )
     ],
     defect=(
-        "`contenox run --policy bad` on an envelope with `timeout = \"half an hour\"` exits 1 "
+        '`contenox run --policy bad` on an envelope with `timeout = "half an hour"` exits 1 '
         "with only 'hitl policy \"bad\" could not be loaded: it must name an existing policy' — "
         "the parse error is not shown (`contenox acp --hitl-policy bad` shows it). Contradicts "
         "agents-config.md, Bounding the wait: 'A malformed duration is refused at parse time, "
@@ -604,11 +615,17 @@ def _rendered(instance: Instance, name: str) -> dict[str, object]:
 def test_the_four_ways_envelope_renders_the_documented_rules(instance: Instance) -> None:
     # function: needs the rendered file a run leaves in .generated/
     _declare(instance, _FOUR_WAYS)
-    _run(instance, "mine", Script(turns=[
-        Turn(tool_calls=[mission_report("result", "nothing to do")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        "Done.",
-    ])).assert_success()
+    _run(
+        instance,
+        "mine",
+        Script(
+            turns=[
+                Turn(tool_calls=[mission_report("result", "nothing to do")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        ),
+    ).assert_success()
     rules = _rendered(instance, "mine")["rules"]
     assert isinstance(rules, list)
 
@@ -642,13 +659,18 @@ def test_what_a_render_cannot_carry_it_states_in_a_reserved_note(
 ) -> None:
     # function: needs the rendered file a run leaves in .generated/
     _declare(instance, toml)
-    _run(instance, "note", Script(turns=[
-        Turn(tool_calls=[mission_report("result", "nothing to do")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        "Done.",
-    ])).assert_success()
+    _run(
+        instance,
+        "note",
+        Script(
+            turns=[
+                Turn(tool_calls=[mission_report("result", "nothing to do")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        ),
+    ).assert_success()
     render = _rendered(instance, "note")
     assert "//reserved" in render, render
     assert all("timeout_s" not in r for r in render["rules"]), render  # type: ignore[union-attr]
     assert all(r["tools"] not in ("native-web", "web") for r in render["rules"]), render  # type: ignore[union-attr,index]
-
