@@ -674,3 +674,325 @@ def test_what_a_render_cannot_carry_it_states_in_a_reserved_note(
     assert "//reserved" in render, render
     assert all("timeout_s" not in r for r in render["rules"]), render  # type: ignore[union-attr]
     assert all(r["tools"] not in ("native-web", "web") for r in render["rules"]), render  # type: ignore[union-attr,index]
+
+
+# ----------------------------------------------------------------- renders, read back
+#
+# `contenox acp` renders every declared envelope at startup and, with its
+# stdin closed, exits; acp reads the global agents.toml, so these envelopes
+# are appended there. The render is the file hitl.md tells a person to read
+# "when you want to know what a rendered envelope actually did".
+
+
+def _render(instance: Instance, toml: str, name: str) -> dict[str, object]:
+    instance.init()
+    agents = instance.home / ".contenox" / "agents.toml"
+    agents.write_text(agents.read_text() + "\n" + toml)
+    instance.contenox("acp", stdin="").assert_success()
+    return _rendered(instance, name)
+
+
+def _rules(render: dict[str, object]) -> list[dict[str, object]]:
+    rules = render["rules"]
+    assert isinstance(rules, list)
+    return rules
+
+
+def test_every_render_carries_the_policy_schema(instance: Instance) -> None:
+    # function: needs the rendered file
+    render = _render(instance, '[envelopes.plain]\ndefault_action = "deny"\n', "plain")
+    assert str(render.get("$schema", "")).endswith("hitl-policy-v1.schema.json"), render
+
+
+def test_the_eight_shipped_envelopes_are_rendered_into_generated(instance: Instance) -> None:
+    # function: needs the .generated/ directory listing
+    _render(instance, "", "default")
+    generated = instance.home / ".contenox" / ".generated"
+    shipped = ["read_only", "ask_always", "auto_edit", "default", "strict", "acpx", "oracle"]
+    missing = [n for n in [*shipped, "serve"] if not (generated / f"hitl-policy-{n}.json").exists()]
+    assert missing == [], sorted(p.name for p in generated.iterdir())
+
+
+def test_the_shell_tiers_render_in_the_documented_order(instance: Instance) -> None:
+    # function: needs the rendered file
+    render = _render(
+        instance,
+        "[envelopes.tiers.shell]\n"
+        'grant = "approve"\n'
+        'ask_always = ["rm"]\n'
+        'prefix_allowlist = ["go test"]\n'
+        'substitution = "deny"\n'
+        'blacklist = ["mkfs"]\n',
+        "tiers",
+    )
+    shell = [r for r in _rules(render) if r["tool"] == "local_shell"]
+    ops = [r["when"][0]["op"] if r.get("when") else "grant" for r in shell]  # type: ignore[index]
+    assert ops == [
+        "command_blacklist",
+        "no_command_substitution",
+        "command_prefix_allowlist",
+        "command_ask_always",
+        "grant",
+    ], shell
+    assert [r["action"] for r in shell] == ["deny", "deny", "allow", "approve", "approve"]
+
+
+def test_approve_paths_under_an_allow_grant_carry_the_wait_and_the_allow_floor_none(
+    instance: Instance,
+) -> None:
+    # function: needs the rendered file
+    render = _render(
+        instance,
+        "[envelopes.paths.files.write]\n"
+        'grant = "allow"\n'
+        'approve_paths = ["**/*.pem"]\n'
+        'timeout = "10m"\n'
+        'on_timeout = "deny"\n',
+        "paths",
+    )
+    writes = [r for r in _rules(render) if r["tools"] == "local_fs"]
+    asks = [r for r in writes if r["action"] == "approve"]
+    floor = [r for r in writes if r["action"] == "allow"]
+    assert asks and all((r["timeout_s"], r["on_timeout"]) == (600, "deny") for r in asks), writes
+    assert floor and all("timeout_s" not in r for r in floor), writes
+
+
+def test_missions_answer_renders_an_attention_block_and_an_explicit_key_wins(
+    instance: Instance,
+) -> None:
+    # function: needs the rendered file
+    render = _render(
+        instance,
+        '[envelopes.answers]\nmissions.answer = "allow"\n'
+        "[envelopes.answers.attention]\nmax_agent_answers = 2\n",
+        "answers",
+    )
+    attention = render.get("attention")
+    assert isinstance(attention, dict), render
+    assert (attention.get("allowAgentAnswers"), attention.get("maxAgentAnswers")) == (True, 2)
+    assert not attention.get("allowAgentApprovals"), attention
+    assert all(r["tools"] != "mission" for r in _rules(render)), render
+
+
+def test_a_child_s_list_replaces_the_parent_s_and_a_bare_axis_replaces_the_whole_axis(
+    instance: Instance,
+) -> None:
+    # function: needs the rendered files
+    toml = (
+        "[envelopes.base.files.write]\n"
+        'grant = "allow"\n'
+        'deny_paths = ["**/a", "**/b"]\n'
+        '[envelopes.narrow]\nextends = "base"\n'
+        "[envelopes.narrow.files.write]\n"
+        'grant = "allow"\n'
+        'deny_paths = ["**/c"]\n'
+        '[envelopes.bare]\nextends = "base"\nfiles.write = "allow"\n'
+    )
+    narrow = _render(instance, toml, "narrow")
+    globs = [r["when"][0]["value"] for r in _rules(narrow) if r.get("when")]  # type: ignore[index]
+    # One rule per glob and per tool of the axis (write_file, edit_file, sed).
+    assert set(globs) == {"**/c"}, _rules(narrow)
+    bare = _rendered(instance, "bare")
+    assert [r for r in _rules(bare) if r.get("when")] == [], _rules(bare)
+
+
+def test_always_deny_accumulates_parent_first_ahead_of_every_grant(instance: Instance) -> None:
+    # function: needs the rendered file
+    toml = (
+        '[envelopes.top]\nfiles.read = "allow"\n'
+        "[[envelopes.top.always_deny]]\n"
+        'tools = "local_fs"\ntool = "*"\nwhen_key = "path"\nwhen_op = "glob"\n'
+        'when_value = "**/parent-secret"\n'
+        '[envelopes.sub]\nextends = "top"\n'
+        "[[envelopes.sub.always_deny]]\n"
+        'tools = "local_fs"\ntool = "*"\nwhen_key = "path"\nwhen_op = "glob"\n'
+        'when_value = "**/child-secret"\n'
+    )
+    rules = _rules(_render(instance, toml, "sub"))
+    values = [r["when"][0]["value"] for r in rules[:2]]  # type: ignore[index]
+    assert values == ["**/parent-secret", "**/child-secret"], rules
+    assert [r["action"] for r in rules[:2]] == ["deny", "deny"]
+
+
+def test_an_envelope_of_a_posture_s_name_wins_over_the_policy_postures_block(
+    instance: Instance,
+) -> None:
+    # function: needs the rendered file
+    # The shipped auto_edit envelope keeps the shell on approve; a posture
+    # block granting it must not reach the render.
+    render = _render(
+        instance,
+        '[policy.postures.auto_edit]\nlocal_fs_read = "allow"\nlocal_fs_write = "allow"\n'
+        'local_shell = "allow"\n',
+        "auto_edit",
+    )
+    shell = [r for r in _rules(render) if r["tool"] == "local_shell" and not r.get("when")]
+    assert [r["action"] for r in shell] == ["approve"], _rules(render)
+
+
+ENVELOPE_NAME_RULE = Case(
+    name="an envelope name outside the name pattern is refused",
+    home_files={"agents.toml": '[envelopes.Bad]\ndefault_action = "deny"\n'},
+    steps=[
+        step(
+            "acp",
+            stdin="",
+            notices_has=["[envelopes.Bad]", "name must match ^[a-z0-9][a-z0-9_-]*$"],
+        )
+    ],
+)
+
+ENVELOPE_OWNS_AN_AGENT_S_FILE = Case(
+    name="agent list says when an envelope owns an agent s policy file",
+    home_files={"agents.toml": '[envelopes.reviewer]\ndefault_action = "deny"\n'},
+    steps=[
+        step(
+            "agent",
+            "list",
+            notices_has=[
+                'not carried  reviewer: posture — "reviewer" is also an envelope',
+                'not carried  chain-acpx: posture — "acpx" is also an envelope',
+            ],
+        )
+    ],
+)
+
+VET_SAYS_A_COPY_SHADOWS_A_RENDER = Case(
+    name="vet says when a hand written copy shadows a rendered envelope",
+    files={".contenox/hitl-policy-strict.json": '{"default_action": "deny", "rules": []}\n'},
+    steps=[step("vet", stdout_has=["shadows the rendered envelope"])],
+)
+
+
+# ----------------------------------------------------------------- acp: the policy it runs under
+
+_WRITE_TURN = Script(
+    turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."]
+)
+
+
+def test_acp_auto_runs_a_gated_call_without_a_permission_request(instance: Instance) -> None:
+    # function: needs an ACP client
+    instance.init()
+    instance.use_script(_WRITE_TURN)
+    with open_acp(instance, "--auto", permission="deny") as acp:
+        turn = acp.prompt("write the file")
+    assert turn.permission_requests == [], turn.describe()
+    assert (instance.work / "out.txt").read_text() == CONTENT
+
+
+@defect(
+    "`contenox acp` ignores the workspace's hitl-policy-name: after `contenox config set "
+    "hitl-policy-name hitl-policy-locked.json` (read back by `config get`) with "
+    "~/.contenox/hitl-policy-locked.json denying write_file, a scripted write_file under "
+    "`contenox acp` raised a permission request whose _meta says policyName "
+    "'hitl-policy-default.json', and the file was written once allowed. Contradicts hitl.md, "
+    "Selecting the active policy: 'The config key writes to the KV store and takes effect "
+    "immediately — no restart required. It applies to all subsequent invocations in the same "
+    "workspace.'"
+)
+def test_config_hitl_policy_name_selects_the_policy_acp_runs_under(instance: Instance) -> None:
+    # function: needs an ACP client
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-locked.json").write_text(
+        _policy("allow", ("local_fs", "write_file", "deny"))
+    )
+    instance.must("config", "set", "hitl-policy-name", "hitl-policy-locked.json")
+    assert "hitl-policy-locked.json" in instance.must("config", "get", "hitl-policy-name").stdout
+    instance.use_script(_WRITE_TURN)
+    with open_acp(instance, permission="allow") as acp:
+        turn = acp.prompt("write the file")
+    assert turn.permission_requests == [], turn.describe()
+    assert not (instance.work / "out.txt").exists(), turn.describe()
+
+
+def test_an_unresolvable_hitl_policy_name_falls_back_to_the_default_envelope(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client
+    # default asks about a write; a fail-open fallback would write unasked.
+    instance.init()
+    instance.must("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json")
+    instance.use_script(_WRITE_TURN)
+    with open_acp(instance, permission="deny") as acp:
+        turn = acp.prompt("write the file")
+    assert len(turn.permission_requests) == 1, turn.describe()
+    assert not (instance.work / "out.txt").exists()
+
+
+def test_a_card_nobody_answers_is_not_a_denial_and_a_terminal_can_answer_it(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client and a second process
+    instance.init()
+    instance.use_script(_WRITE_TURN)
+    with open_acp(instance, permission="defer") as acp:
+        pending = acp.start_prompt("write the file")
+        ask = pending.wait_for_permission(timeout=60)
+        assert ask.ask_id, ask.params
+        assert [a.id for a in probes.approvals(instance)] == [ask.ask_id]
+        instance.must("approvals", "respond", ask.ask_id, "--approve")
+        turn = pending.finish(timeout=60)
+    assert turn.stop_reason == "end_turn", turn.describe()
+    assert (instance.work / "out.txt").read_text() == CONTENT
+
+
+# ----------------------------------------------------------------- more of what a run sees
+
+
+def test_an_eq_condition_gates_only_the_call_whose_argument_equals_the_value(
+    instance: Instance,
+) -> None:
+    # function: needs tool results from `state show --raw`
+    instance.init()
+    policy = {
+        "default_action": "allow",
+        "rules": [
+            {
+                "tools": "native-echo",
+                "tool": "echo",
+                "when": [{"key": "input", "op": "eq", "value": "forbidden word"}],
+                "action": "deny",
+            }
+        ],
+    }
+    (instance.home / ".contenox" / "hitl-policy-eq.json").write_text(json.dumps(policy))
+    script = _mission(ToolCall("echo", {"input": "forbidden word"}), ECHO)
+    results = _landed_without_asks(instance, _run(instance, "eq", script))
+    assert _refused(results[0]) and results[1] == ECHOED, results
+
+
+def test_strict_asks_about_every_command_line_including_ls(instance: Instance) -> None:
+    # function: needs background — the shell call waits on an ask
+    instance.init()
+    instance.use_script(_mission(ToolCall("local_shell", {"command": "ls"})))
+    run = start_contenox(instance, "run", "--policy", "strict", "--timeout", "90s", TASK)
+    ask = probes.await_approval(instance, 60, kind="permission", run=run)
+    assert "local_shell" in ask.tool, ask
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120).assert_success()
+
+
+@defect(
+    "a failed render is not reported: after `contenox run --policy stale` rendered "
+    '[envelopes.stale] (files.write = "deny") from the workspace agents.toml, adding '
+    "`bogus = 1` to it and running again lands with the stale render still denying the "
+    "write (as promised) but neither the notices nor the log lines mention the failed "
+    "render. Contradicts hitl.md, Policy resolution order: 'A render that fails while a "
+    "readable copy is already on the path is reported and survived'"
+)
+def test_a_render_that_fails_is_reported_and_the_stale_render_still_gates(
+    instance: Instance,
+) -> None:
+    # function: needs two runs with a broken edit between them
+    _declare(instance, '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n')
+    script = _mission(_write("out.txt"))
+    _run(instance, "stale", script).assert_success()
+    _declare(
+        instance,
+        '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "allow"\nbogus = 1\n',
+    )
+    second = instance.contenox("run", "--policy", "stale", "--timeout", "90s", TASK, timeout=150)
+    second.assert_success()
+    assert not (instance.work / "out.txt").exists(), "the stale render stopped gating"
+    assert 'unknown key "bogus"' in second.stderr, second.describe()
