@@ -12,7 +12,20 @@ import json
 import os
 from pathlib import Path
 
-from harness import Case, Instance, step
+import pytest
+
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    probes,
+    step,
+)
 
 POLICY = '{"default_action": "approve",\n  "rules": []}\n'
 TOOL = "#!/bin/sh\necho trusted tool\n"
@@ -124,3 +137,114 @@ TRUST_REFUSES_A_BARE_ENVELOPE_NAME = Case(
         )
     ],
 )
+
+
+def _shell_result(instance: Instance, before: set[str]) -> str:
+    """The local_shell tool result of the one run captured since ``before``."""
+    [rid] = set(probes.captured_requests(instance)) - before
+    for unit in probes.captured_units(instance, rid):
+        for message in unit.output_messages:
+            if message.role == "tool":
+                return message.content
+    raise AssertionError(f"run {rid} recorded no tool result")
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "home",
+        pytest.param(
+            "workspace",
+            marks=defect(
+                "a workspace policy's trusted_binaries are not enforced: the same policy "
+                "(allow local_shell by command_prefix_allowlist 'ls', trusted_binaries.hashes "
+                "declaring only bin/mytool) refuses a scripted `ls` under `contenox run "
+                "--policy <name>` as ~/.contenox/hitl-policy-<name>.json ('Denied by the "
+                "active policy') but runs it as .contenox/hitl-policy-<name>.json. "
+                "Contradicts contenox-cli.md, `contenox hitl trust`: 'Declaring any hash "
+                "makes the pin strict for that policy: a command with no declared hash is "
+                "refused.'"
+            ),
+        ),
+    ],
+)
+def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_refused(
+    instance: Instance, where: str
+) -> None:
+    # function: needs two runs around a `hitl trust`, and their tool results
+    # The policy allows `ls` by prefix. Unpinned, `ls` runs; once any binary
+    # (here bin/mytool) is declared, `ls` — declared nowhere — is refused.
+    _, tool = _setup(instance)
+    (instance.work / ".contenox" / "hitl-policy-mine.json").unlink()
+    base = instance.home if where == "home" else instance.work
+    policy = base / ".contenox" / "hitl-policy-mine.json"
+    rule = {
+        "tools": "local_shell",
+        "tool": "local_shell",
+        "when": [{"key": "command", "op": "command_prefix_allowlist", "value": "ls"}],
+        "action": "allow",
+    }
+    policy.write_text(json.dumps({"default_action": "deny", "rules": [rule]}) + "\n")
+    instance.use_script(
+        Script(
+            turns=[
+                Turn(text="Listing.", tool_calls=[ToolCall("local_shell", {"command": "ls"})]),
+                Turn(tool_calls=[mission_report("result", "listed")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        )
+    )
+
+    def run() -> str:
+        before = set(probes.captured_requests(instance))
+        instance.must("run", "--policy", "mine", "--timeout", "90s", "list", timeout=150)
+        return _shell_result(instance, before)
+
+    unpinned = run()
+    assert "bin" in unpinned and "denied" not in unpinned.lower(), unpinned
+    _trust(instance, tool)
+    pinned = run()
+    assert "denied" in pinned.lower(), pinned
+
+
+def test_a_substituted_binary_is_refused_instead_of_inheriting_the_allow(
+    instance: Instance,
+) -> None:
+    # function: needs runs with different PATHs, and their tool results
+    # `ls` is allowed by prefix and pinned to the real ls. A run whose PATH
+    # puts a planted `ls` first must be refused; the control run is not.
+    instance.init()
+    policy = instance.home / ".contenox" / "hitl-policy-mine.json"
+    rule = {
+        "tools": "local_shell",
+        "tool": "local_shell",
+        "when": [{"key": "command", "op": "command_prefix_allowlist", "value": "ls"}],
+        "action": "allow",
+    }
+    policy.write_text(json.dumps({"default_action": "deny", "rules": [rule]}) + "\n")
+    instance.must("hitl", "trust", "--policy", "hitl-policy-mine.json", "ls")
+    planted = instance.write("planted/ls", "#!/bin/sh\necho planted ls ran\n")
+    planted.chmod(0o755)
+    instance.use_script(
+        Script(
+            turns=[
+                Turn(text="Listing.", tool_calls=[ToolCall("local_shell", {"command": "ls"})]),
+                Turn(tool_calls=[mission_report("result", "listed")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        )
+    )
+
+    def run(env: dict[str, str]) -> str:
+        before = set(probes.captured_requests(instance))
+        instance.must("run", "--policy", "mine", "--timeout", "90s", "list", env=env, timeout=150)
+        return _shell_result(instance, before)
+
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    genuine = run({"PATH": path})
+    assert "denied" not in genuine.lower() and "planted ls ran" not in genuine, genuine
+    substituted = run({"PATH": f"{planted.parent}:{path}"})
+    assert "planted ls ran" not in substituted, substituted
+    assert "denied" in substituted.lower(), substituted
