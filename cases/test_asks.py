@@ -23,7 +23,9 @@ from harness import (
     defect,
     mission_finish,
     mission_report,
+    open_acp,
     probes,
+    route,
     start_contenox,
     step,
     wait_until,
@@ -575,3 +577,42 @@ def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     )
     kinds = [r.kind for r in probes.mission_reports(instance, ask.mission).reports]
     assert "blocker" in kinds, kinds
+
+
+def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
+    instance: Instance,
+) -> None:
+    # function: needs two ACP clients, one after the other
+    instance.init()
+    instance.use_script(
+        Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])
+    )
+    first = open_acp(instance, permission="defer")
+    session = first.session_id
+    ask = first.start_prompt("write the file").wait_for_permission(timeout=60)
+    first.process.interrupt()  # the editor goes away with the card on screen
+    first.process.wait(timeout=60)
+    assert [a.id for a in probes.approvals(instance)] == [ask.ask_id]
+
+    with open_acp(instance, permission="deny") as second:
+        second.call(
+            "session/load", {"sessionId": session, "cwd": str(instance.work), "mcpServers": []}
+        )
+
+        def represented() -> list[str]:
+            second._listen(0.5)
+            return [
+                str(m.payload["params"]["toolCall"]["toolCallId"])
+                for m in second.messages
+                if m.method == "session/request_permission" and m.direction == "received"
+            ]
+
+        asked = wait_until(represented, timeout=60, interval=0.1, what="the ask re-presented")
+        assert asked == [ask.ask_id], asked
+        wait_until(
+            lambda: probes.approvals(instance) == [],
+            timeout=60,
+            interval=0.5,
+            what="the re-presented ask, answered, to leave the inbox",
+        )
+    assert not (instance.work / "out.txt").exists()

@@ -996,3 +996,15 @@ def test_a_render_that_fails_is_reported_and_the_stale_render_still_gates(
     second.assert_success()
     assert not (instance.work / "out.txt").exists(), "the stale render stopped gating"
     assert 'unknown key "bogus"' in second.stderr, second.describe()
+
+
+def test_the_credential_quarantine_denies_a_key_store_read_under_the_most_permissive_posture(
+    instance: Instance,
+) -> None:
+    # function: needs tool results from `state show --raw`
+    instance.write("notes.txt", "plain notes\n")
+    instance.write(".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    script = _mission(_read("notes.txt"), _read(".ssh/id_ed25519"))
+    results = _landed_without_asks(instance, _run(instance, "auto_edit", script))
+    assert "plain notes" in results[0], results
+    assert _refused(results[1]) and "PRIVATE KEY" not in results[1], results
