@@ -10,6 +10,8 @@ the mission record, and the tool result in ``state show --raw``.
 
 from __future__ import annotations
 
+import json
+import signal
 from pathlib import Path
 
 from harness import (
@@ -616,3 +618,36 @@ def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
             what="the re-presented ask, answered, to leave the inbox",
         )
     assert not (instance.work / "out.txt").exists()
+
+
+@defect(
+    "a host going away with an ask open calls the turn cancelled, not suspended: `contenox "
+    "acp` sent SIGTERM (or SIGHUP, or SIGINT) while a write_file card waits answers the "
+    "prompt with stopReason 'cancelled' and _meta contenox.stopReason 'The turn was "
+    "cancelled before it finished, so any work in flight was abandoned', and the turn's "
+    "text names no approval id — although the ask stays pending and a reconnecting client "
+    "is asked it again. Contradicts hitl.md, How an open ask stays visible: 'A turn that "
+    "suspended — the process left … ends with a message … saying it is suspended rather "
+    "than finished, naming the approval id … On the wire the ACP stopReason stays end_turn "
+    "… the distinguishing detail travels in the response's _meta alongside the "
+    "announcement'"
+)
+def test_a_turn_suspended_by_its_host_going_away_ends_as_end_turn_naming_the_ask(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client and a signal to its host
+    instance.init()
+    instance.use_script(
+        Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])
+    )
+    acp = open_acp(instance, permission="defer")
+    pending = acp.start_prompt("write the file")
+    ask = pending.wait_for_permission(timeout=60)
+    acp.process.signal(signal.SIGTERM)  # the host shuts down with the card on screen
+    turn = pending.finish(timeout=60)
+    acp.process.wait(timeout=60)
+    assert [a.id for a in probes.approvals(instance)] == [ask.ask_id]
+    assert turn.stop_reason == "end_turn", turn.describe()
+    assert str(ask.ask_id) in turn.text and "suspended" in turn.text.lower(), turn.describe()
+    meta = json.dumps((turn.response or {}).get("result", {}).get("_meta", {}))
+    assert "suspend" in meta.lower(), meta
