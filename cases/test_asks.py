@@ -1,0 +1,653 @@
+"""Durable asks: how long one waits, how it ends, answered once, and what a torn-down run did.
+
+Runs are fired with ``contenox run --policy <envelope>`` under an envelope
+declared in the workspace's ``.contenox/agents.toml``; the gated call is an
+``echo`` (``native-echo``) or a ``write_file`` (``local_fs``). What a person
+sees is asserted: ``approvals list`` (its EXPIRES-IN column and what it says
+it swept), ``approvals respond``'s answer, the file a call wrote or did not,
+the mission record, and the tool result in ``state show --raw``.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+from harness import (
+    Case,
+    Instance,
+    Process,
+    Result,
+    Script,
+    ToolCall,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    open_acp,
+    probes,
+    route,
+    start_contenox,
+    step,
+    wait_until,
+)
+
+TASK = "do the task"
+ECHO = ToolCall("echo", {"input": "ping from the unit"})
+CONTENT = "written by the unit\n"
+
+
+def _write(path: str) -> ToolCall:
+    return ToolCall("write_file", {"path": path, "content": CONTENT})
+
+
+def _mission(*calls: ToolCall, report_first: str | None = None) -> Script:
+    """Optionally a progress report, one turn per call, then a result and a landing."""
+    head = [Turn(tool_calls=[mission_report("progress", report_first)])] if report_first else []
+    return Script(
+        turns=[
+            *head,
+            *(Turn(text="Working.", tool_calls=[call]) for call in calls),
+            Turn(tool_calls=[mission_report("result", "the unit is done")]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        ]
+    )
+
+
+def _envelope(instance: Instance, name: str, toml_body: str) -> None:
+    instance.write(".contenox/agents.toml", f"[envelopes.{name}]\n{toml_body}")
+
+
+def _gate_echo(instance: Instance, grant: str) -> None:
+    """Envelope ``gate``: everything allowed except ``echo``, which gets ``grant``."""
+    _envelope(
+        instance,
+        "gate",
+        f'default_action = "allow"\n[envelopes.gate.tools]\n"native-echo.echo" = {grant}\n',
+    )
+
+
+def _start(instance: Instance, script: Script, timeout: str = "90s") -> Process:
+    instance.init()
+    instance.use_script(script)
+    return start_contenox(instance, "run", "--policy", "gate", "--timeout", timeout, TASK)
+
+
+def _torn_down(instance: Instance, script: Script) -> Path:
+    """A run whose --timeout ends it while its gated call waits; return its dialog's path.
+
+    The run must exit non-zero. The scripted backend starts a dialog at turn
+    one in every process, so a case that resumes the run elsewhere rewrites
+    this file with the turns the resumed run is to be served (``_continue``).
+    """
+    instance.init()
+    path = instance.use_script(script)
+    result = instance.contenox("run", "--policy", "gate", "--timeout", "4s", TASK, timeout=120)
+    result.assert_failure()
+    return path
+
+
+def _continue(path: Path, *calls: ToolCall) -> None:
+    """What the resumed run's model says next: ``calls``, then a result and a landing."""
+    _mission(*calls).write(path)
+
+
+def _tool_results(instance: Instance) -> list[str]:
+    units = probes.captured_units(instance, probes.the_captured_run(instance))
+    seen: list[str] = []
+    for unit in units:
+        for message in (*unit.input_messages, *unit.output_messages):
+            if message.role == "tool" and message.content not in seen:
+                seen.append(message.content)
+    return seen
+
+
+# --------------------------------------------------------------------------- how long an ask waits
+
+
+def test_a_blocked_run_applies_its_grant_timeout_itself_and_carries_on_denied(
+    instance: Instance,
+) -> None:
+    # function: needs tool results from `state show --raw`
+    # Nobody answers: the run's own wait of 2s elapses, on_timeout (deny)
+    # applies, the ask leaves the inbox and the run lands on its own.
+    _gate_echo(instance, '{ grant = "approve", timeout = "2s", on_timeout = "deny" }')
+    instance.init()
+    instance.use_script(_mission(ECHO))
+    result = instance.contenox("run", "--policy", "gate", "--timeout", "90s", TASK, timeout=150)
+    result.assert_success()
+    assert probes.approvals(instance) == []
+    first = _tool_results(instance)[0]
+    assert "denied" in first.lower(), first
+
+
+def _pending_echo(instance: Instance, run: Process) -> probes.Ask:
+    return probes.await_approval(instance, 60, tool="native-echo.echo", run=run)
+
+
+@defect(
+    'EXPIRES-IN ignores the grant\'s timeout: under `"native-echo.echo" = { grant = '
+    '"approve", timeout = "30m", on_timeout = "deny" }` the pending ask of `contenox run '
+    "--policy gate` lists EXPIRES-IN `6d` (the host ceiling), and after the run is torn down "
+    "a 6s grant's ask was still listed, `6d`, long after 6s. Contradicts contenox-cli.md, "
+    '`contenox approvals`: \'a grant written as shell = { grant = "approve", timeout = '
+    '"30m", on_timeout = "deny" } gives its asks thirty minutes\''
+)
+def test_an_ask_lists_the_wait_its_grant_names_as_expires_in(instance: Instance) -> None:
+    # function: needs background — the ask is read while the run waits on it
+    _gate_echo(instance, '{ grant = "approve", timeout = "30m", on_timeout = "deny" }')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120)
+    assert ask.expires_in in ("29m", "30m"), ask
+
+
+@defect(
+    'timeout = "never" is rendered (`"timeout_s": -1`) but the durable row gets the host '
+    "ceiling: `contenox approvals list` shows EXPIRES-IN `6d` (or `23h` with approval-ceiling "
+    '24h) for the ask of `"native-echo.echo" = { grant = "approve", timeout = "never" }`. '
+    "Contradicts hitl.md: 'the row is written with no expiry, no sweep ever touches it, "
+    "approvals list shows its EXPIRES-IN as never'"
+)
+def test_an_ask_whose_grant_says_never_lists_expires_in_never(instance: Instance) -> None:
+    # function: needs background — the ask is read while the run waits on it
+    _gate_echo(instance, '{ grant = "approve", timeout = "never" }')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120)
+    assert ask.expires_in == "never", ask
+
+
+def test_an_ask_whose_grant_names_no_wait_gets_seven_days_from_the_unset_ceiling(
+    instance: Instance,
+) -> None:
+    # function: needs background — the ask is read while the run waits on it
+    _gate_echo(instance, '"approve"')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120)
+    # Seven days less the seconds already waited reads as 6d.
+    assert ask.expires_in in ("6d", "7d"), ask
+
+
+def test_an_ask_whose_grant_names_no_wait_gets_the_approval_ceiling_set_on_the_host(
+    instance: Instance,
+) -> None:
+    # function: needs background — the ask is read while the run waits on it
+    instance.init()
+    instance.must("config", "set", "approval-ceiling", "24h")
+    assert "24h" in instance.must("config", "get", "approval-ceiling").stdout
+    _gate_echo(instance, '"approve"')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120)
+    assert ask.expires_in in ("23h", "24h"), ask
+
+
+def _expired_ask(instance: Instance) -> tuple[str, Result]:
+    """A torn-down run's ask under an 8s ceiling: its id, and the listing that swept it."""
+    instance.init()
+    instance.must("config", "set", "approval-ceiling", "8s")
+    _gate_echo(instance, '"approve"')
+    _torn_down(instance, _mission(ECHO))
+    [ask] = probes.approvals(instance)
+
+    def swept() -> Result | None:
+        listing = instance.must("approvals", "list")
+        return listing if ask.id not in listing.stdout else None
+
+    listing = wait_until(swept, timeout=60, interval=1, what="the expired ask to be swept")
+    return ask.id, listing
+
+
+def test_approvals_list_closes_an_expired_ask_nobody_waits_on_and_says_how_many(
+    instance: Instance,
+) -> None:
+    # function: needs a condition waited on between commands
+    _, listing = _expired_ask(instance)
+    assert "Swept 1 expired ask" in listing.stdout, listing.describe()
+
+
+def test_answering_an_ask_whose_window_closed_is_refused_naming_the_verdict_applied(
+    instance: Instance,
+) -> None:
+    # function: needs an id printed by an earlier command
+    ask_id, _ = _expired_ask(instance)
+    late = instance.contenox("approvals", "respond", ask_id, "--approve")
+    late.assert_failure()
+    assert "expired" in late.stderr and "deny" in late.stderr, late.describe()
+
+
+# --------------------------------------------------------------------------- answered once
+
+
+def test_an_ask_already_answered_refuses_a_second_verdict(instance: Instance) -> None:
+    # function: needs an id printed by an earlier command
+    _gate_echo(instance, '"approve"')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    probes.approve(instance, ask.id)
+    run.wait(timeout=120).assert_success()
+
+    again = instance.contenox("approvals", "respond", ask.id, "--deny")
+    again.assert_failure()
+    assert "already answered" in again.stderr, again.describe()
+
+
+RESPOND_NEEDS_ONE_VERDICT = [
+    Case(
+        name=f"approvals respond refuses {what}",
+        init=False,
+        steps=[
+            step(
+                "approvals",
+                "respond",
+                "some-ask",
+                *flags,
+                exit_code=1,
+                notices_has=["exactly one of --approve, --deny, or --answer"],
+            )
+        ],
+    )
+    for what, flags in [
+        ("a call with no verdict", ()),
+        ("both approve and deny", ("--approve", "--deny")),
+    ]
+]
+
+AS_AGENT_NEEDS_THE_BETA = Case(
+    name="without the beta opt in approvals respond has no as agent flag",
+    init=False,
+    steps=[
+        step(
+            "approvals",
+            "respond",
+            "some-ask",
+            "--answer",
+            "yes",
+            "--as-agent",
+            "planner",
+            exit_code=1,
+            notices_has=["unknown flag: --as-agent"],
+        )
+    ],
+)
+
+
+def test_a_permission_ask_refuses_an_answer_in_words(instance: Instance) -> None:
+    # function: needs an id printed by an earlier command
+    _gate_echo(instance, '"approve"')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    wrong = instance.contenox("approvals", "respond", ask.id, "--answer", "sure")
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120)
+    wrong.assert_failure()
+
+
+QUESTION = Script(
+    turns=[
+        Turn(
+            text="Asking.",
+            tool_calls=[
+                ToolCall(
+                    "mission_ask_attention",
+                    {"summary": "which branch", "question": "which branch should I use"},
+                )
+            ],
+        ),
+        Turn(tool_calls=[mission_report("result", "used the answer")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    ]
+)
+
+
+def test_a_question_refuses_a_permission_verdict(instance: Instance) -> None:
+    # function: needs an id printed by an earlier command
+    _gate_echo(instance, '"approve"')
+    run = _start(instance, QUESTION)
+    ask = probes.await_approval(instance, 60, kind="question", run=run)
+    wrong = instance.contenox("approvals", "respond", ask.id, "--approve")
+    probes.answer(instance, ask.id, "main")
+    run.wait(timeout=120)
+    wrong.assert_failure()
+
+
+# --------------------------------------------------------------------------- a torn-down run
+
+
+def test_a_torn_down_run_has_not_run_its_gated_call_and_its_record_survives(
+    instance: Instance,
+) -> None:
+    # function: needs the workspace and the inbox after the run
+    _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
+    script = _mission(_write("gated.txt"), report_first="started on the gated write")
+    _torn_down(instance, script)
+    assert not (instance.work / "gated.txt").exists(), "the gated write ran unanswered"
+    [ask] = probes.approvals(instance)
+    assert ask.tool == "local_fs.write_file", ask
+    [fired] = probes.missions(instance)
+    assert fired.id == ask.mission
+    reports = probes.mission_reports(instance, fired.id).reports
+    assert [r.summary for r in reports] == ["started on the gated write"], reports
+
+
+_DERAILED = (
+    "answering a torn-down run's ask does not resume it: after `contenox run --policy gate "
+    '--timeout 4s` (files.write = "approve") ends, `contenox approvals respond <id> '
+    "--approve` exits 1 with 'verdict for approval <id> recorded, but resuming its suspended "
+    "run failed: agentservice: the mission behind this checkpoint already finished; the "
+    'suspended run is not resumable (mission <id> is "derailed")\' — the torn-down unit '
+    "marks its mission derailed (1 of 4 single runs by hand; of 8 parallel runs, some "
+    "answers always fail so; the race test_approvals.py quarantines). Contradicts "
+    "missions.md: 'the run checkpoints "
+    "beside the still-pending row on its way out, so answering it tomorrow from a different "
+    "terminal resumes the suspended run exactly once'"
+)
+
+
+@defect(_DERAILED)
+def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
+    instance: Instance,
+) -> None:
+    # function: needs ids printed by earlier commands
+    # The defect is a race, so one run proves little either way: eight runs
+    # (the fleet's default cap) are torn down on their own asks at once, and
+    # every answer must resume its run to a landed mission.
+    _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
+    instance.init()
+    path = instance.use_script(_mission(_write("gated.txt")))
+    runs = [
+        start_contenox(instance, "run", "--policy", "gate", "--timeout", "4s", f"{TASK} {n}")
+        for n in range(8)
+    ]
+    for run in runs:
+        run.wait(timeout=120).assert_failure()
+    pending = probes.approvals(instance)
+    assert len(pending) == 8, pending
+    _continue(path)
+
+    answers = [instance.contenox("approvals", "respond", a.id, "--approve") for a in pending]
+
+    failed = [r.describe(logs=False) for r in answers if r.exit_code != 0]
+    assert not failed, f"{len(failed)} of 8 answers did not resume:\n" + "\n".join(failed)
+    assert [m.status for m in probes.missions(instance)] == ["landed"] * 8
+    assert (instance.work / "gated.txt").read_text() == CONTENT
+    assert probes.approvals(instance) == []
+
+
+def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_new_ask(
+    instance: Instance,
+) -> None:
+    # function: needs an id printed by an earlier command
+    # A torn-down run is sometimes derailed before it can be resumed (the race
+    # quarantined above); that is not this promise, so up to five runs are
+    # tried until one resumes, and this case checks what the resumed run does.
+    _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
+    for _attempt in range(5):
+        (instance.work / "one.txt").unlink(missing_ok=True)
+        path = _torn_down(instance, _mission(_write("one.txt"), _write("two.txt")))
+        first = probes.approvals(instance)[0]
+        _continue(path, _write("two.txt"))
+        answered = instance.contenox("approvals", "respond", first.id, "--approve", timeout=60)
+        if "is not resumable" not in answered.stderr:
+            break
+    answered.assert_success()
+
+    pending = probes.approvals(instance)
+    assert [a.id for a in pending] != [first.id] and len(pending) == 1, pending
+    assert pending[0].tool == "local_fs.write_file", pending
+    assert (instance.work / "one.txt").exists() and not (instance.work / "two.txt").exists()
+    assert probes.mission(instance, pending[0].mission).status == "open"
+
+
+@defect(
+    "with no default model, no default provider and no backend, `contenox approvals respond "
+    "<id> --approve` on a torn-down run's ask exits 1 with 'verdict for approval <id> "
+    "recorded, but resuming its suspended run failed: … client resolution failed: no models "
+    "found in runtime state' — the verdict IS recorded (the ask leaves `approvals list`) and "
+    "the gated write_file even ran. Contradicts contenox-cli.md, `contenox approvals`: 'a "
+    "process that cannot build an engine (no default model configured) is refused before "
+    "anything is recorded … the ask stays pending'"
+)
+def test_a_terminal_that_cannot_build_an_engine_records_no_verdict_on_a_checkpointed_ask(
+    instance: Instance,
+) -> None:
+    # function: needs an id printed by an earlier command
+    _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
+    _torn_down(instance, _mission(_write("gated.txt")))
+    [ask] = probes.approvals(instance)
+    # No model anywhere: no default, no provider, no backend.
+    instance.must("config", "set", "default-model", "")
+    instance.must("config", "set", "default-provider", "")
+    instance.must("backend", "remove", "scripted")
+
+    refused = instance.contenox("approvals", "respond", ask.id, "--approve")
+
+    refused.assert_failure()
+    pending = [a.id for a in probes.approvals(instance)]
+    assert pending == [ask.id], "the verdict was recorded:\n" + refused.describe(logs=False)
+    assert not (instance.work / "gated.txt").exists()
+
+
+def test_approvals_list_limit_caps_the_asks_listed(instance: Instance) -> None:
+    # function: needs two torn-down runs
+    _gate_echo(instance, '"approve"')
+    _torn_down(instance, _mission(ECHO))
+    instance.contenox("run", "--policy", "gate", "--timeout", "4s", TASK, timeout=120)
+    assert len(probes.approvals(instance)) == 2
+    assert len(probes.approvals(instance, limit=1)) == 1
+
+
+# --------------------------------------------------------------------------- more of an ask's life
+
+
+def test_approval_ceiling_never_leaves_an_unbounded_ask_without_a_deadline(
+    instance: Instance,
+) -> None:
+    # function: needs background — the ask is read while the run waits on it
+    instance.init()
+    instance.must("config", "set", "approval-ceiling", "never")
+    _gate_echo(instance, '"approve"')
+    run = _start(instance, _mission(ECHO))
+    ask = _pending_echo(instance, run)
+    probes.deny(instance, ask.id)
+    run.wait(timeout=120)
+    assert ask.expires_in == "never", ask
+
+
+def test_mission_stop_closes_the_mission_s_pending_asks(instance: Instance) -> None:
+    # function: needs an id printed by an earlier command
+    _gate_echo(instance, '"approve"')
+    _torn_down(instance, _mission(ECHO))
+    [ask] = probes.approvals(instance)
+    instance.must("mission", "stop", ask.mission, "--reason", "no longer wanted")
+    assert probes.approvals(instance) == []
+    assert probes.mission(instance, ask.mission).status == "abandoned"
+
+
+@defect(
+    "a torn-down run leaves no word of its suspension: after `contenox run --policy gate "
+    "--timeout 4s` ends on a gated echo, the unit's session (named by `mission show`) has "
+    "no messages at all (`session show <id>`: 'has no messages yet'), so nothing names the "
+    "approval id. Contradicts hitl.md, How an open ask stays visible: 'A turn that suspended "
+    "— the process left, or its asks were detached — ends with a message in the transcript "
+    "saying it is suspended rather than finished, naming the approval id.'"
+)
+def test_a_suspended_turn_says_so_in_its_transcript_naming_the_approval_id(
+    instance: Instance,
+) -> None:
+    # function: needs an id printed by an earlier command
+    _gate_echo(instance, '"approve"')
+    _torn_down(instance, _mission(ECHO))
+    [ask] = probes.approvals(instance)
+    session = probes.mission(instance, ask.mission).session
+    [unit] = [s for s in probes.session_records(instance) if s.name == session]
+    said = "\n".join(m.content for m in probes.transcript(instance, unit.id).messages)
+    assert ask.id in said and "suspended" in said.lower(), said
+
+
+def _question(summary: str) -> ToolCall:
+    return ToolCall("mission_ask_attention", {"summary": summary, "question": summary + "?"})
+
+
+def _answers(instance: Instance, max_answers: int | None = None) -> None:
+    bound = (
+        f"[envelopes.gate.attention]\nmax_agent_answers = {max_answers}\n" if max_answers else ""
+    )
+    _envelope(instance, "gate", f'default_action = "allow"\nmissions.answer = "allow"\n{bound}')
+
+
+def _as_agent(instance: Instance, ask_id: str) -> Result:
+    return instance.contenox(
+        "approvals", "respond", ask_id, "--answer", "use main", "--as-agent", "planner"
+    )
+
+
+def test_an_agent_answer_is_accepted_where_the_envelope_grants_agent_answers(
+    instance: Instance,
+) -> None:
+    # function: needs background — the run waits on its question meanwhile
+    _answers(instance)
+    instance.init()
+    instance.must("config", "set", "opt-in-beta", "true")
+    run = _start(instance, _mission(_question("which branch")))
+    ask = probes.await_approval(instance, 60, kind="question", run=run)
+    answered = _as_agent(instance, ask.id)
+    answered.assert_success()
+    assert 'Answered as agent "planner"' in answered.stdout, answered.describe()
+    run.wait(timeout=120).assert_success()
+
+
+def test_an_agent_answer_is_refused_where_the_envelope_grants_none(instance: Instance) -> None:
+    # function: needs an id printed by an earlier command
+    _envelope(instance, "gate", 'default_action = "allow"\nmissions.answer = "deny"\n')
+    _torn_down(instance, _mission(_question("which branch")))
+    instance.must("config", "set", "opt-in-beta", "true")
+    [ask] = probes.approvals(instance)
+    refused = _as_agent(instance, ask.id)
+    refused.assert_failure()
+    assert "allowAgentAnswers" in refused.stderr, refused.describe()
+    assert [a.id for a in probes.approvals(instance)] == [ask.id], "the question was answered"
+
+
+def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spent(
+    instance: Instance,
+) -> None:
+    # function: needs background — the run waits on each question in turn
+    _answers(instance, max_answers=1)
+    instance.init()
+    instance.must("config", "set", "opt-in-beta", "true")
+    run = _start(instance, _mission(_question("which branch"), _question("which remote")))
+    first = probes.await_approval(instance, 60, kind="question", run=run)
+    _as_agent(instance, first.id).assert_success()
+
+    def second_question() -> probes.Ask | None:
+        return next((a for a in probes.approvals(instance) if a.id != first.id), None)
+
+    second = wait_until(second_question, timeout=60, interval=0.5, what="the second question")
+    refused = _as_agent(instance, second.id)
+    still_pending = [a.id for a in probes.approvals(instance)]
+    probes.answer(instance, second.id, "origin")
+    run.wait(timeout=120).assert_success()
+
+    refused.assert_failure()
+    assert still_pending == [second.id], refused.describe()
+
+
+def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
+    instance: Instance,
+) -> None:
+    # function: needs a condition waited on between commands
+    instance.init()
+    instance.must("config", "set", "approval-ceiling", "8s")
+    _envelope(instance, "gate", 'default_action = "allow"\n')
+    _torn_down(instance, _mission(_question("which branch")))
+    [ask] = probes.approvals(instance)
+    wait_until(
+        lambda: ask.id not in instance.must("approvals", "list").stdout,
+        timeout=60,
+        interval=1,
+        what="the expired question to be swept",
+    )
+    kinds = [r.kind for r in probes.mission_reports(instance, ask.mission).reports]
+    assert "blocker" in kinds, kinds
+
+
+def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
+    instance: Instance,
+) -> None:
+    # function: needs two ACP clients, one after the other
+    instance.init()
+    instance.use_script(
+        Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])
+    )
+    first = open_acp(instance, permission="defer")
+    session = first.session_id
+    ask = first.start_prompt("write the file").wait_for_permission(timeout=60)
+    first.process.interrupt()  # the editor goes away with the card on screen
+    first.process.wait(timeout=60)
+    assert [a.id for a in probes.approvals(instance)] == [ask.ask_id]
+
+    with open_acp(instance, permission="deny") as second:
+        second.call(
+            "session/load", {"sessionId": session, "cwd": str(instance.work), "mcpServers": []}
+        )
+
+        def represented() -> list[str]:
+            second._listen(0.5)
+            return [
+                str(m.payload["params"]["toolCall"]["toolCallId"])
+                for m in second.messages
+                if m.method == "session/request_permission" and m.direction == "received"
+            ]
+
+        asked = wait_until(represented, timeout=60, interval=0.1, what="the ask re-presented")
+        assert asked == [ask.ask_id], asked
+        wait_until(
+            lambda: probes.approvals(instance) == [],
+            timeout=60,
+            interval=0.5,
+            what="the re-presented ask, answered, to leave the inbox",
+        )
+    assert not (instance.work / "out.txt").exists()
+
+
+@defect(
+    "a host going away with an ask open calls the turn cancelled, not suspended: `contenox "
+    "acp` sent SIGTERM (or SIGHUP, or SIGINT) while a write_file card waits answers the "
+    "prompt with stopReason 'cancelled' and _meta contenox.stopReason 'The turn was "
+    "cancelled before it finished, so any work in flight was abandoned', and the turn's "
+    "text names no approval id — although the ask stays pending and a reconnecting client "
+    "is asked it again. Contradicts hitl.md, How an open ask stays visible: 'A turn that "
+    "suspended — the process left … ends with a message … saying it is suspended rather "
+    "than finished, naming the approval id … On the wire the ACP stopReason stays end_turn "
+    "… the distinguishing detail travels in the response's _meta alongside the "
+    "announcement'"
+)
+def test_a_turn_suspended_by_its_host_going_away_ends_as_end_turn_naming_the_ask(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client and a signal to its host
+    instance.init()
+    instance.use_script(
+        Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])
+    )
+    acp = open_acp(instance, permission="defer")
+    pending = acp.start_prompt("write the file")
+    ask = pending.wait_for_permission(timeout=60)
+    acp.process.signal(signal.SIGTERM)  # the host shuts down with the card on screen
+    turn = pending.finish(timeout=60)
+    acp.process.wait(timeout=60)
+    assert [a.id for a in probes.approvals(instance)] == [ask.ask_id]
+    assert turn.stop_reason == "end_turn", turn.describe()
+    assert str(ask.ask_id) in turn.text and "suspended" in turn.text.lower(), turn.describe()
+    meta = json.dumps((turn.response or {}).get("result", {}).get("_meta", {}))
+    assert "suspend" in meta.lower(), meta

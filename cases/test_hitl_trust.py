@@ -1,0 +1,250 @@
+"""`contenox hitl trust`: pin the binaries a policy's allow rules may run, by real path and SHA256.
+
+The binary trusted is a small executable the case writes into the scratch
+workspace, so its hash is known; the policy is a hand-written top-level copy
+(`.contenox/hitl-policy-mine.json`), the only kind `hitl trust` may write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    probes,
+    step,
+)
+
+POLICY = '{"default_action": "approve",\n  "rules": []}\n'
+TOOL = "#!/bin/sh\necho trusted tool\n"
+
+
+def _setup(instance: Instance) -> tuple[Path, Path]:
+    """The policy file and an executable ``bin/mytool``; both in the workspace."""
+    instance.init()
+    policy = instance.write(".contenox/hitl-policy-mine.json", POLICY)
+    tool = instance.write("bin/mytool", TOOL)
+    tool.chmod(0o755)
+    return policy, tool
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _hashes(policy: Path) -> dict[str, str]:
+    data = json.loads(policy.read_text())
+    return dict(data.get("trusted_binaries", {}).get("hashes", {}))
+
+
+def _trust(instance: Instance, *args: str | os.PathLike[str], **kw: object) -> str:
+    return instance.must("hitl", "trust", "--policy", "hitl-policy-mine.json", *args, **kw).stdout
+
+
+def test_trust_records_a_binary_s_real_path_and_sha256_without_touching_other_bytes(
+    instance: Instance,
+) -> None:
+    # function: needs the scratch path in argv and the policy file afterwards
+    policy, tool = _setup(instance)
+    out = _trust(instance, tool)
+    real = str(tool.resolve())
+    assert real in out, out
+    assert _hashes(policy) == {real: _sha(tool)}
+    # Spliced in: every byte after the opening brace is still there, as written.
+    assert policy.read_text().endswith(POLICY[1:]), policy.read_text()
+
+
+def test_trust_resolves_a_bare_name_on_path_through_symlinks_to_the_real_file(
+    instance: Instance,
+) -> None:
+    # function: needs a PATH holding a symlink in the scratch root
+    policy, tool = _setup(instance)
+    links = instance.work / "links"
+    links.mkdir()
+    (links / "mytool").symlink_to(tool)
+    path = f"{links}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    _trust(instance, "mytool", env={"PATH": path})
+    assert _hashes(policy) == {str(tool.resolve()): _sha(tool)}
+
+
+def test_trust_list_shows_each_declaration_and_changes_nothing(instance: Instance) -> None:
+    # function: needs the scratch path in argv and the policy file afterwards
+    policy, tool = _setup(instance)
+    _trust(instance, tool)
+    before = policy.read_text()
+    listing = _trust(instance, "--list")
+    assert str(tool.resolve()) in listing and _sha(tool) in listing, listing
+    assert policy.read_text() == before
+
+
+def test_trust_refresh_rewrites_the_hash_of_an_upgraded_binary(instance: Instance) -> None:
+    # function: needs the binary changed between two commands
+    policy, tool = _setup(instance)
+    _trust(instance, tool)
+    tool.write_text(TOOL + "echo upgraded\n")
+    assert _hashes(policy)[str(tool.resolve())] != _sha(tool)
+    _trust(instance, "--refresh")
+    assert _hashes(policy) == {str(tool.resolve()): _sha(tool)}
+
+
+def test_trust_remove_drops_a_declaration(instance: Instance) -> None:
+    # function: needs the scratch path in argv and the policy file afterwards
+    policy, tool = _setup(instance)
+    _trust(instance, tool)
+    _trust(instance, "--remove", tool)
+    assert _hashes(policy) == {}
+
+
+TRUST_REFUSES_A_RENDER = Case(
+    name="trust refuses to write a rendered envelope and names the top level copy to make",
+    steps=[
+        step(
+            "hitl",
+            "trust",
+            "ls",
+            exit_code=1,
+            notices_has=[
+                "rendered from [envelopes.default]",
+                ".contenox/hitl-policy-default.json",
+            ],
+        )
+    ],
+)
+
+TRUST_REFUSES_A_BARE_ENVELOPE_NAME = Case(
+    name="trust policy strict is refused as not found",
+    steps=[
+        step(
+            "hitl",
+            "trust",
+            "--policy",
+            "strict",
+            "ls",
+            exit_code=1,
+            notices_has=['policy "strict" not found on the search path'],
+        )
+    ],
+)
+
+
+def _shell_result(instance: Instance, before: set[str]) -> str:
+    """The local_shell tool result of the one run captured since ``before``."""
+    [rid] = set(probes.captured_requests(instance)) - before
+    for unit in probes.captured_units(instance, rid):
+        for message in unit.output_messages:
+            if message.role == "tool":
+                return message.content
+    raise AssertionError(f"run {rid} recorded no tool result")
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "home",
+        pytest.param(
+            "workspace",
+            marks=defect(
+                "a workspace policy's trusted_binaries are not enforced: the same policy "
+                "(allow local_shell by command_prefix_allowlist 'ls', trusted_binaries.hashes "
+                "declaring only bin/mytool) refuses a scripted `ls` under `contenox run "
+                "--policy <name>` as ~/.contenox/hitl-policy-<name>.json ('Denied by the "
+                "active policy') but runs it as .contenox/hitl-policy-<name>.json. "
+                "Contradicts contenox-cli.md, `contenox hitl trust`: 'Declaring any hash "
+                "makes the pin strict for that policy: a command with no declared hash is "
+                "refused.'"
+            ),
+        ),
+    ],
+)
+def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_refused(
+    instance: Instance, where: str
+) -> None:
+    # function: needs two runs around a `hitl trust`, and their tool results
+    # The policy allows `ls` by prefix. Unpinned, `ls` runs; once any binary
+    # (here bin/mytool) is declared, `ls` — declared nowhere — is refused.
+    _, tool = _setup(instance)
+    (instance.work / ".contenox" / "hitl-policy-mine.json").unlink()
+    base = instance.home if where == "home" else instance.work
+    policy = base / ".contenox" / "hitl-policy-mine.json"
+    rule = {
+        "tools": "local_shell",
+        "tool": "local_shell",
+        "when": [{"key": "command", "op": "command_prefix_allowlist", "value": "ls"}],
+        "action": "allow",
+    }
+    policy.write_text(json.dumps({"default_action": "deny", "rules": [rule]}) + "\n")
+    instance.use_script(
+        Script(
+            turns=[
+                Turn(text="Listing.", tool_calls=[ToolCall("local_shell", {"command": "ls"})]),
+                Turn(tool_calls=[mission_report("result", "listed")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        )
+    )
+
+    def run() -> str:
+        before = set(probes.captured_requests(instance))
+        instance.must("run", "--policy", "mine", "--timeout", "90s", "list", timeout=150)
+        return _shell_result(instance, before)
+
+    unpinned = run()
+    assert "bin" in unpinned and "denied" not in unpinned.lower(), unpinned
+    _trust(instance, tool)
+    pinned = run()
+    assert "denied" in pinned.lower(), pinned
+
+
+def test_a_substituted_binary_is_refused_instead_of_inheriting_the_allow(
+    instance: Instance,
+) -> None:
+    # function: needs runs with different PATHs, and their tool results
+    # `ls` is allowed by prefix and pinned to the real ls. A run whose PATH
+    # puts a planted `ls` first must be refused; the control run is not.
+    instance.init()
+    policy = instance.home / ".contenox" / "hitl-policy-mine.json"
+    rule = {
+        "tools": "local_shell",
+        "tool": "local_shell",
+        "when": [{"key": "command", "op": "command_prefix_allowlist", "value": "ls"}],
+        "action": "allow",
+    }
+    policy.write_text(json.dumps({"default_action": "deny", "rules": [rule]}) + "\n")
+    instance.must("hitl", "trust", "--policy", "hitl-policy-mine.json", "ls")
+    planted = instance.write("planted/ls", "#!/bin/sh\necho planted ls ran\n")
+    planted.chmod(0o755)
+    instance.use_script(
+        Script(
+            turns=[
+                Turn(text="Listing.", tool_calls=[ToolCall("local_shell", {"command": "ls"})]),
+                Turn(tool_calls=[mission_report("result", "listed")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        )
+    )
+
+    def run(env: dict[str, str]) -> str:
+        before = set(probes.captured_requests(instance))
+        instance.must("run", "--policy", "mine", "--timeout", "90s", "list", env=env, timeout=150)
+        return _shell_result(instance, before)
+
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    genuine = run({"PATH": path})
+    assert "denied" not in genuine.lower() and "planted ls ran" not in genuine, genuine
+    substituted = run({"PATH": f"{planted.parent}:{path}"})
+    assert "planted ls ran" not in substituted, substituted
+    assert "denied" in substituted.lower(), substituted
