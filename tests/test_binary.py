@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -160,3 +161,58 @@ def test_contenox_src_is_built_then_reused_until_a_source_changes(
 def test_contenox_src_that_is_no_checkout_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BinaryError, match="is not a contenox checkout"):
         resolve_binary({"CONTENOX_SRC": str(tmp_path)})
+
+
+def test_the_pinned_version_carries_no_warning_and_another_does(
+    make_program: Callable[[str, str], Path],
+) -> None:
+    pinned = resolve_binary(
+        {"CONTENOX_BIN": str(make_program("pinned", f"print('contenox version {CONTENOX_VERSION}')"))}
+    )
+    assert pinned.number == CONTENOX_VERSION and pinned.warning is None
+    assert "\n" not in pinned.header()
+    other = resolve_binary({"CONTENOX_BIN": str(make_program("other", FAKE_CONTENOX))})
+    assert other.number == "v9.9.9-test"
+    assert other.header().splitlines()[1].startswith(
+        f"WARNING: contenox v9.9.9-test is not the pinned {CONTENOX_VERSION}"
+    )
+
+
+# A `go` that works like the real one, slowly: it says what it downloads and
+# builds on stderr, as `go install -v` does, over a second or so.
+CHATTY_GO = """
+import sys, time
+from pathlib import Path
+for i in range(3):
+    print(f"go: downloading example.com/mod{i} v1.0.{i}", file=sys.stderr, flush=True)
+    time.sleep(0.4)
+for pkg in ("example.com/mod0/a", "github.com/contenox/contenox/cmd/contenox"):
+    print(pkg, file=sys.stderr, flush=True)
+    time.sleep(0.4)
+out = Path(__import__("os").environ["GOBIN"]) / "contenox"
+out.write_text("#!/bin/sh\\necho 'contenox version v1.0.0'\\n")
+out.chmod(0o755)
+"""
+
+
+def test_the_first_build_says_what_where_how_long_and_shows_a_heartbeat(
+    tmp_path: Path, make_program: Callable[[str, str], Path]
+) -> None:
+    go = make_program("go", CHATTY_GO)
+    env = _env(tmp_path, go.parent)
+    env["CONTENOX_E2E_HEARTBEAT"] = "0.3"
+    proc = subprocess.run(
+        [sys.executable, "-c", RESOLVE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    cache = tmp_path / "cache" / CONTENOX_VERSION
+    lines = proc.stderr.splitlines()
+    assert lines[0] == (
+        f"contenox-e2e: building contenox {CONTENOX_VERSION} with Go, once per machine, "
+        f"into {cache}"
+    ), proc.stderr
+    assert "takes 3-15 minutes" in lines[1] and "~1.5 GB" in lines[1], proc.stderr
+    beats = [line for line in lines if "still working" in line]
+    assert len(beats) >= 2, proc.stderr
+    assert re.search(r"[1-3] modules downloaded, [0-2] packages built; last: ", beats[-1]), beats
+    assert re.fullmatch(r"contenox-e2e: built in \d+s", lines[-1]), proc.stderr
