@@ -169,7 +169,7 @@ def _go_binary() -> str | None:
 
 
 def _go_env(gobin: Path | None = None) -> dict[str, str]:
-    return go_env(**({"GOBIN": str(gobin)} if gobin is not None else {}))
+    return go_env() if gobin is None else go_env(GOBIN=str(gobin))
 
 
 def _heartbeat() -> float:
@@ -311,7 +311,9 @@ def _from_src(value: str, env: Mapping[str, str]) -> Binary:
         else:
             partial = target.parent / f".contenox.partial.{os.getpid()}"
             _progress(f"contenox-e2e: building contenox from {src} (go build) ...")
-            result = _go([go, "build", "-v", "-o", partial, "./cmd/contenox"], cwd=src, env=_go_env())
+            result = _go(
+                [go, "build", "-v", "-o", partial, "./cmd/contenox"], cwd=src, env=_go_env()
+            )
             if result.exit_code != 0:
                 partial.unlink(missing_ok=True)
                 raise _build_failed(f"building CONTENOX_SRC={src}", result)
@@ -322,7 +324,9 @@ def _from_src(value: str, env: Mapping[str, str]) -> Binary:
 
 def _install_release(go: str, staging: Path) -> str:
     """Build the pinned release into ``staging``; return how it was done."""
-    result = _go([go, "install", "-v", f"{_PACKAGE}@{CONTENOX_VERSION}"], cwd=staging, env=_go_env(staging))
+    result = _go(
+        [go, "install", "-v", f"{_PACKAGE}@{CONTENOX_VERSION}"], cwd=staging, env=_go_env(staging)
+    )
     if result.exit_code == 0:
         return f"go install {_PACKAGE}@{CONTENOX_VERSION}"
     # `go install pkg@version` also reads the module's version list to look up

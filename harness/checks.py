@@ -181,4 +181,6 @@ def check_case(case: Any, error: type[Exception]) -> None:
     if case.defect is not None and not isinstance(case.defect, str):
         raise error(f"{where}: defect must say what was observed (a string), got {case.defect!r}")
     if case.default_backend is not None and not isinstance(case.default_backend, str):
-        raise error(f"{where}: default_backend must be a backend name, got {case.default_backend!r}")
+        raise error(
+            f"{where}: default_backend must be a backend name, got {case.default_backend!r}"
+        )

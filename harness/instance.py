@@ -36,6 +36,7 @@ __all__ = [
     "session_token",
 ]
 
+
 class InstanceError(RuntimeError):
     """An instance that must not be used (for example, one inside the real ~/.contenox)."""
 

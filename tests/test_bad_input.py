@@ -669,7 +669,7 @@ def test_a_dialog_file_python_cannot_read_is_refused_naming_the_file(
 
 def test_a_deeply_nested_document_is_refused_when_built_from_data() -> None:
     doc = {"turns": [{"text": "a", "tool_calls": [{"name": "g", "arguments": _deep(5000)}]}]}
-    with pytest.raises(DialogError, match="inline dialog is nested too deeply|nested more than"):
+    with pytest.raises(DialogError, match=r"inline dialog is nested too deeply|nested more than"):
         Script.from_json(doc, source="inline dialog")
 
 

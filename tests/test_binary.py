@@ -167,14 +167,20 @@ def test_the_pinned_version_carries_no_warning_and_another_does(
     make_program: Callable[[str, str], Path],
 ) -> None:
     pinned = resolve_binary(
-        {"CONTENOX_BIN": str(make_program("pinned", f"print('contenox version {CONTENOX_VERSION}')"))}
+        {
+            "CONTENOX_BIN": str(
+                make_program("pinned", f"print('contenox version {CONTENOX_VERSION}')")
+            )
+        }
     )
     assert pinned.number == CONTENOX_VERSION and pinned.warning is None
     assert "\n" not in pinned.header()
     other = resolve_binary({"CONTENOX_BIN": str(make_program("other", FAKE_CONTENOX))})
     assert other.number == "v9.9.9-test"
-    assert other.header().splitlines()[1].startswith(
-        f"WARNING: contenox v9.9.9-test is not the pinned {CONTENOX_VERSION}"
+    assert (
+        other.header()
+        .splitlines()[1]
+        .startswith(f"WARNING: contenox v9.9.9-test is not the pinned {CONTENOX_VERSION}")
     )
 
 

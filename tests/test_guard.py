@@ -100,7 +100,7 @@ def test_instance_write_refuses_a_path_that_leaves_the_workspace(
     tmp_path: Path, relpath: str
 ) -> None:
     inst = Instance.create(tmp_path / "case", binary=Path("x"))
-    with pytest.raises(InstanceError, match="Instance.write"):
+    with pytest.raises(InstanceError, match=r"Instance\.write"):
         inst.write(relpath, "x")
     assert not (tmp_path / "escape").exists()
 
