@@ -59,8 +59,8 @@ HEARTBEAT = 20.0
 # What the first build costs, for the line printed before it starts
 # (measured on 2 cores: README, "The first run").
 FIRST_BUILD_COST = (
-    "the first build downloads ~300 MB of Go modules and takes 3-15 minutes on 2 cores; "
-    "Go's caches grow by ~1.5 GB (`go clean -cache -modcache` reclaims them)"
+    "the first build downloads ~210 MB of Go modules and takes 3-15 minutes on 2 cores; "
+    "Go's caches grow by ~1.8 GB (`go clean -cache -modcache` reclaims them)"
 )
 
 # What `contenox version` prints: "contenox version v1.0.0".

@@ -217,7 +217,7 @@ def test_the_first_build_says_what_where_how_long_and_shows_a_heartbeat(
         f"contenox-e2e: building contenox {CONTENOX_VERSION} with Go, once per machine, "
         f"into {cache}"
     ), proc.stderr
-    assert "takes 3-15 minutes" in lines[1] and "~1.5 GB" in lines[1], proc.stderr
+    assert "takes 3-15 minutes" in lines[1] and "GB" in lines[1], proc.stderr
     beats = [line for line in lines if "still working" in line]
     assert len(beats) >= 2, proc.stderr
     assert re.search(r"[1-3] modules downloaded, [0-2] packages built; last: ", beats[-1]), beats
