@@ -15,8 +15,9 @@ Go builds (:func:`go_env`) also get the variables Go itself reads to find its
 caches, proxy and toolchain, and the real ``HOME`` (Go keeps its caches there).
 
 The session marker is ``<pid>.<start time>.<random>`` of the process that
-started the child, so a later run can tell whether the pytest that started a
-process still lives (:mod:`harness.orphans`).
+started the child, registered in the cache directory before the first child,
+so a later run can tell whether the pytest that started a process still
+lives (:mod:`harness.orphans`).
 """
 
 from __future__ import annotations
@@ -120,6 +121,13 @@ def session_token() -> str:
     return _SESSION_TOKEN
 
 
+def _register() -> None:
+    # Imported here: orphans needs binary.cache_dir, and binary needs this module.
+    from .orphans import register
+
+    register()
+
+
 def _ambient(source: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in source.items() if k in AMBIENT or k.startswith(_AMBIENT_PREFIXES)}
 
@@ -144,6 +152,7 @@ def child_env(
     env["TMPDIR"] = os.fspath(tmp)
     env["TERM"] = PINNED_TERM
     env[SESSION_VAR] = session_token()
+    _register()
     if extra:
         env.update(extra)
     return env
@@ -157,5 +166,6 @@ def go_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str
     env.setdefault("HOME", str(Path.home()))
     env["CGO_ENABLED"] = "0"
     env[SESSION_VAR] = session_token()
+    _register()
     env.update(extra)
     return env

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import wait_until
-from harness.environment import SESSION_VAR, process_start, session_token
+from harness.environment import SESSION_VAR, child_env, process_start, session_token
 from harness.orphans import find_orphans, owner_alive, reap_orphans
 
 
@@ -48,36 +48,62 @@ def _sleep(token: str, seconds: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(["sleep", str(seconds)], env=env, start_new_session=True)
 
 
+def _registered(directory: Path, *tokens: str) -> Path:
+    directory.mkdir(exist_ok=True)
+    for token in tokens:
+        (directory / token).touch()
+    return directory
+
+
 def test_a_process_whose_pytest_is_gone_is_an_orphan_and_others_are_not(
-    spawned: list[subprocess.Popen[bytes]],
+    spawned: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
     dead = _dead_token()
+    live = f"{os.getppid()}.{process_start(os.getppid())}.cafe"  # pytest's parent: alive
+    legacy = "0123456789abcdef"  # a token of an older harness: its owner cannot be told
     assert owner_alive(dead) is False
     assert owner_alive(session_token()) is True
-    assert owner_alive("0123456789abcdef") is None  # a token of an older harness
+    assert owner_alive(live) is True
+    assert owner_alive(legacy) is None
+    registry = _registered(tmp_path / "sessions", dead, live, legacy, session_token())
     orphan = _sleep(dead, 311)
-    ours = _sleep(session_token(), 312)
-    legacy = _sleep("0123456789abcdef", 313)
-    # A live process's token (pytest's parent stands in for another live run).
-    other_live = _sleep(f"{os.getppid()}.{process_start(os.getppid())}.cafe", 314)
-    spawned.extend([orphan, ours, legacy, other_live])
-    assert [(o.pid, o.argv) for o in find_orphans()] == [(orphan.pid, "sleep 311")]
-    [reaped] = reap_orphans()
+    others = [_sleep(session_token(), 312), _sleep(legacy, 313), _sleep(live, 314)]
+    # A dead run that never registered here belongs to another cache: not ours to judge.
+    unregistered = _sleep(_dead_token(), 315)
+    spawned.extend([orphan, *others, unregistered])
+    assert [(o.pid, o.argv) for o in find_orphans(registry)] == [(orphan.pid, "sleep 311")]
+    [reaped] = reap_orphans(registry)
     assert reaped.pid == orphan.pid
     assert orphan.wait(timeout=10) == -signal.SIGKILL
-    for proc in (ours, legacy, other_live):
-        assert proc.poll() is None, f"{proc.args} was killed, but its run is alive or unknown"
+    for proc in (*others, unregistered):
+        assert proc.poll() is None, f"{proc.args} was killed, but it is not an orphan here"
+    # The dead run is struck off; the others stay registered.
+    assert sorted(p.name for p in registry.iterdir()) == sorted([live, legacy, session_token()])
 
 
 def test_a_recycled_owner_pid_does_not_keep_an_orphan_alive(
-    spawned: list[subprocess.Popen[bytes]],
+    spawned: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
     # Our own pid, but another start time: the pid was reused by someone else.
     token = f"{os.getpid()}.1.feedface0000"
     assert owner_alive(token) is False
-    orphan = _sleep(token, 315)
+    orphan = _sleep(token, 316)
     spawned.append(orphan)
-    assert orphan.pid in [o.pid for o in reap_orphans()]
+    assert orphan.pid in [o.pid for o in reap_orphans(_registered(tmp_path / "s", token))]
+
+
+def test_a_run_registers_its_token_before_its_first_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONTENOX_E2E_CACHE", str(tmp_path / "cache"))
+    child_env(tmp_path, tmp_path)
+    assert (tmp_path / "cache" / "sessions" / session_token()).exists()
+
+
+def test_nothing_registered_gone_means_no_scan(tmp_path: Path) -> None:
+    # A /proc that cannot be listed would fail a scan; none happens.
+    registry = _registered(tmp_path / "sessions", session_token())
+    assert reap_orphans(registry, proc=str(tmp_path / "no-proc")) == []
 
 
 # The first run: its case starts a child that ignores its stdin and runs
@@ -101,6 +127,8 @@ def test_a_run_killed_hard_leaves_a_child_the_next_run_kills_and_names(
     launcher.write_text("#!/bin/sh\necho 'contenox version v1.0.0'\n", encoding="utf-8")
     launcher.chmod(0o755)
     monkeypatch.setenv("CONTENOX_BIN", str(launcher))
+    # Both runs share a registry of their own, so no other run reaps this child first.
+    monkeypatch.setenv("CONTENOX_E2E_CACHE", str(tmp_path / "cache"))
     ready = tmp_path / "ready"
     pytester.makepyfile(test_holds=HOLDS)
     first = subprocess.Popen(
