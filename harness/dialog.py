@@ -126,7 +126,7 @@ def _check_json(value: object, where: str, depth: int = 0) -> None:
             _check_json(item, f"{where}[{index}]", depth + 1)
         return
     raise DialogError(
-        f"{where} holds a {type(value).__name__} ({value!r}), which is not JSON-serialisable; "
+        f"{where} holds {value!r} ({type(value).__name__}), which is not JSON-serialisable; "
         "use plain dicts, lists, strings, numbers, booleans and None"
     )
 

@@ -37,9 +37,11 @@ def spawned() -> Iterator[list[subprocess.Popen[bytes]]]:
 
 def _dead_token() -> str:
     """A token in the current format whose owner has exited."""
-    gone = subprocess.Popen(["true"])
+    gone = subprocess.Popen(["sleep", "30"])
     start = process_start(gone.pid)
+    gone.kill()
     gone.wait(timeout=10)
+    assert start is not None
     return f"{gone.pid}.{start}.deadbeef0000"
 
 
