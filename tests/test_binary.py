@@ -222,3 +222,39 @@ def test_the_first_build_says_what_where_how_long_and_shows_a_heartbeat(
     assert len(beats) >= 2, proc.stderr
     assert re.search(r"[1-3] modules downloaded, [0-2] packages built; last: ", beats[-1]), beats
     assert re.fullmatch(r"contenox-e2e: built in \d+s", lines[-1]), proc.stderr
+
+
+def test_the_build_progress_reaches_the_terminal_of_a_pytest_run(
+    pytester: pytest.Pytester,
+    tmp_path: Path,
+    make_program: Callable[[str, str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    go = make_program("go", CHATTY_GO)
+    for key, value in _env(tmp_path, go.parent).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("CONTENOX_BIN", raising=False)
+    monkeypatch.delenv("CONTENOX_SRC", raising=False)
+    monkeypatch.setenv("CONTENOX_E2E_HEARTBEAT", "0.3")
+    pytester.makeconftest(
+        """
+        from harness.plugin import report_binary
+
+        def pytest_report_header(config):
+            return report_binary()
+        """
+    )
+    pytester.makepyfile("def test_a(instance): pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    # On stdout, in order, before the first test: what, where, how long, the beats, done.
+    result.stdout.fnmatch_lines(
+        [
+            f"contenox-e2e: building contenox {CONTENOX_VERSION} with Go, once per machine, into*",
+            "*takes 3-15 minutes*",
+            "*still working*modules downloaded*",
+            "contenox-e2e: built in *s",
+            f"contenox: {tmp_path / 'cache' / CONTENOX_VERSION / 'contenox'}*built now*",
+            "*1 passed*",
+        ]
+    )
