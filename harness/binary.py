@@ -18,15 +18,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
-from .command import CommandTimeout, run
+from .command import CommandTimeout, Result, kill_group, run
+from .environment import child_env, go_env
 
 __all__ = [
     "CONTENOX_MODULE",
@@ -34,7 +41,9 @@ __all__ = [
     "Binary",
     "BinaryError",
     "cache_dir",
+    "parse_version",
     "resolve_binary",
+    "set_progress",
 ]
 
 # The one place the pinned release lives.
@@ -44,6 +53,31 @@ _PACKAGE = f"{CONTENOX_MODULE}/cmd/contenox"
 
 # Building contenox from an empty module cache takes minutes on two cores.
 BUILD_TIMEOUT = 1800.0
+# Seconds between the "still building" lines while Go works; a first build
+# that prints nothing for minutes looks hung. CONTENOX_E2E_HEARTBEAT overrides.
+HEARTBEAT = 20.0
+# What the first build costs, for the line printed before it starts
+# (measured on 2 cores: README, "The first run").
+FIRST_BUILD_COST = (
+    "the first build downloads ~210 MB of Go modules and takes 3-15 minutes on 2 cores; "
+    "Go's caches grow by ~1.8 GB (`go clean -cache -modcache` reclaims them)"
+)
+
+# What `contenox version` prints: "contenox version v1.0.0".
+_VERSION_LINE = re.compile(r"contenox version (v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?)")
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+_progress: Callable[[str], None] = _to_stderr
+
+
+def set_progress(sink: Callable[[str], None]) -> None:
+    """Where build progress lines go (default stderr; the plugin sends them to the terminal)."""
+    global _progress
+    _progress = sink
 
 
 class BinaryError(RuntimeError):
@@ -58,8 +92,31 @@ class Binary:
     version: str
     how: str
 
+    @property
+    def number(self) -> str | None:
+        """The version number ``contenox version`` printed (``v1.0.0``), if it printed one."""
+        return parse_version(self.version)
+
+    @property
+    def warning(self) -> str | None:
+        """A sentence when this is not the pinned release, else None."""
+        if self.number == CONTENOX_VERSION:
+            return None
+        return (
+            f"WARNING: contenox {self.number} is not the pinned {CONTENOX_VERSION}: the "
+            f"snapshots and recorded fixtures are of {CONTENOX_VERSION}, so a difference may "
+            "be the version's, not a defect"
+        )
+
     def header(self) -> str:
-        return f"contenox: {self.path} ({self.version}); {self.how}"
+        line = f"contenox: {self.path} ({self.version}); {self.how}"
+        return f"{line}\n{self.warning}" if self.warning else line
+
+
+def parse_version(output: str) -> str | None:
+    """The version in ``contenox version``'s output, or None if it is not contenox's."""
+    match = _VERSION_LINE.fullmatch(output.strip())
+    return match.group(1) if match else None
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -83,33 +140,130 @@ def _ways_out(problem: str, env: Mapping[str, str]) -> str:
 
 
 def _version_of(path: Path) -> str:
-    # `contenox version` must not touch anyone's ~/.contenox, even here.
+    # `contenox version` must not touch anyone's ~/.contenox, nor see anything
+    # of the parent's environment; it carries the session marker like any child.
     with tempfile.TemporaryDirectory(prefix="contenox-version-") as home:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENOX_")}
-        env["HOME"] = home
         try:
-            result = run([path, "version"], timeout=60, env=env, cwd=home)
+            result = run([path, "version"], timeout=60, env=child_env(home, home), cwd=home)
         except (OSError, CommandTimeout) as err:
             raise BinaryError(f"{path} does not run: {err}") from None
     if result.exit_code != 0:
         raise BinaryError(f"`{path} version` failed:\n{result.describe()}")
-    return result.stdout.strip() or result.stderr.strip()
+    printed = result.stdout.strip()
+    if parse_version(printed) is None:
+        shown = printed if len(printed) <= 200 else printed[:200] + "..."
+        raise BinaryError(
+            f"{path} does not answer `version` as contenox does: it printed {shown!r} "
+            "(contenox prints one line, 'contenox version vX.Y.Z'). Point CONTENOX_BIN at "
+            "a contenox binary."
+        )
+    return printed
 
 
 def _executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _go() -> str | None:
+def _go_binary() -> str | None:
     return shutil.which("go")
 
 
 def _go_env(gobin: Path | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["CGO_ENABLED"] = "0"
-    if gobin is not None:
-        env["GOBIN"] = str(gobin)
-    return env
+    return go_env() if gobin is None else go_env(GOBIN=str(gobin))
+
+
+def _heartbeat() -> float:
+    try:
+        return float(os.environ.get("CONTENOX_E2E_HEARTBEAT", "")) or HEARTBEAT
+    except ValueError:
+        return HEARTBEAT
+
+
+def _progress_of(lines: list[str]) -> str:
+    downloaded = sum(1 for line in lines if line.startswith("go: downloading "))
+    built = sum(1 for line in lines if line and not line.startswith(("go: ", "#", " ")))
+    last = lines[-1].strip() if lines else "nothing yet"
+    return f"{downloaded} modules downloaded, {built} packages built; last: {last}"
+
+
+def _go(argv: Sequence[str | os.PathLike[str]], *, cwd: Path | str, env: dict[str, str]) -> Result:
+    """Run a Go command, printing a heartbeat with Go's progress until it ends.
+
+    Go prints "go: downloading <module>" and, with ``-v``, each package it
+    builds, on stderr; the heartbeat counts them and names the last one.
+    """
+    args = tuple(os.fspath(a) for a in argv)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    out: list[bytes] = []
+    err_lines: list[str] = []
+
+    def read_out() -> None:
+        assert proc.stdout is not None
+        out.append(proc.stdout.read())
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            err_lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_out, read_err)]
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    try:
+        while True:
+            try:
+                proc.wait(timeout=_heartbeat())
+                break
+            except subprocess.TimeoutExpired:
+                elapsed = time.monotonic() - started
+                if elapsed > BUILD_TIMEOUT:
+                    timed_out = True
+                    break
+                _progress(
+                    f"  ... still working ({int(elapsed) // 60}m{int(elapsed) % 60:02d}s): "
+                    + _progress_of(err_lines)
+                )
+    finally:
+        kill_group(proc)
+        proc.wait()
+    for reader in readers:
+        reader.join(timeout=10)
+    return Result(
+        argv=args,
+        exit_code=proc.returncode,
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr="".join(f"{line}\n" for line in err_lines),
+        duration=time.monotonic() - started,
+        timed_out=timed_out,
+    )
+
+
+def _wait_for_lock(path: Path) -> AbstractContextManager[object]:
+    """Take the build lock, saying so while another process holds it (it is building).
+
+    Returns the acquired lock's context manager, which releases it on exit.
+    """
+    lock = FileLock(str(path))
+    waited = 0.0
+    while True:
+        try:
+            return lock.acquire(timeout=_heartbeat())
+        except Timeout:
+            waited += _heartbeat()
+            _progress(
+                f"contenox-e2e: waiting {waited:.0f}s for another process building contenox "
+                f"(it holds {path})"
+            )
 
 
 def _build_failed(what: str, result: object) -> BinaryError:
@@ -146,21 +300,19 @@ def _from_src(value: str, env: Mapping[str, str]) -> Binary:
         raise BinaryError(
             f"CONTENOX_SRC={value} is not a contenox checkout (no go.mod and cmd/contenox there)"
         )
-    go = _go()
+    go = _go_binary()
     if go is None:
         raise BinaryError(_ways_out(f"CONTENOX_SRC={value} is set but Go is not on PATH.", env))
     target = src / "bin" / "contenox"
     target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target.parent / ".contenox.build.lock")):
+    with _wait_for_lock(target.parent / ".contenox.build.lock"):
         if _executable(target) and target.stat().st_mtime > _newest_source(src):
             how = f"built from CONTENOX_SRC={src} (up to date, not rebuilt)"
         else:
             partial = target.parent / f".contenox.partial.{os.getpid()}"
-            result = run(
-                [go, "build", "-o", partial, "./cmd/contenox"],
-                cwd=src,
-                env=_go_env(),
-                timeout=BUILD_TIMEOUT,
+            _progress(f"contenox-e2e: building contenox from {src} (go build) ...")
+            result = _go(
+                [go, "build", "-v", "-o", partial, "./cmd/contenox"], cwd=src, env=_go_env()
             )
             if result.exit_code != 0:
                 partial.unlink(missing_ok=True)
@@ -172,11 +324,8 @@ def _from_src(value: str, env: Mapping[str, str]) -> Binary:
 
 def _install_release(go: str, staging: Path) -> str:
     """Build the pinned release into ``staging``; return how it was done."""
-    result = run(
-        [go, "install", f"{_PACKAGE}@{CONTENOX_VERSION}"],
-        cwd=staging,
-        env=_go_env(staging),
-        timeout=BUILD_TIMEOUT,
+    result = _go(
+        [go, "install", "-v", f"{_PACKAGE}@{CONTENOX_VERSION}"], cwd=staging, env=_go_env(staging)
     )
     if result.exit_code == 0:
         return f"go install {_PACKAGE}@{CONTENOX_VERSION}"
@@ -186,11 +335,10 @@ def _install_release(go: str, staging: Path) -> str:
     # checksum-verified module version from the download instead.
     if "loading deprecation" not in result.stderr:
         raise _build_failed(f"go install {_PACKAGE}@{CONTENOX_VERSION}", result)
-    download = run(
+    download = _go(
         [go, "mod", "download", "-json", f"{CONTENOX_MODULE}@{CONTENOX_VERSION}"],
         cwd=staging,
         env=_go_env(),
-        timeout=BUILD_TIMEOUT,
     )
     if download.exit_code != 0:
         raise _build_failed(
@@ -199,11 +347,10 @@ def _install_release(go: str, staging: Path) -> str:
             download,
         )
     module_dir = json.loads(download.stdout)["Dir"]
-    build = run(
-        [go, "build", "-trimpath", "-o", staging / "contenox", "./cmd/contenox"],
+    build = _go(
+        [go, "build", "-v", "-trimpath", "-o", staging / "contenox", "./cmd/contenox"],
         cwd=module_dir,
         env=_go_env(),
-        timeout=BUILD_TIMEOUT,
     )
     if build.exit_code != 0:
         raise _build_failed(f"go build in {module_dir}", build)
@@ -218,19 +365,26 @@ def _from_release(env: Mapping[str, str]) -> Binary:
     target = root / "contenox"
     if _executable(target):
         return Binary(target, _version_of(target), f"pinned {CONTENOX_VERSION}, cached")
-    go = _go()
+    go = _go_binary()
     if go is None:
         raise BinaryError(
             _ways_out(f"No cached contenox {CONTENOX_VERSION} and Go is not on PATH.", env)
         )
     root.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.parent / f"{CONTENOX_VERSION}.lock")):
+    with _wait_for_lock(root.parent / f"{CONTENOX_VERSION}.lock"):
         # Whoever held the lock before us may have built it already.
         if _executable(target):
             return Binary(target, _version_of(target), f"pinned {CONTENOX_VERSION}, cached")
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+        started = time.monotonic()
+        _progress(
+            f"contenox-e2e: building contenox {CONTENOX_VERSION} with Go, once per machine, "
+            f"into {root}\n  {FIRST_BUILD_COST}.\n  A line follows every "
+            f"{_heartbeat():g}s until it is done; CONTENOX_BIN=/path/to/contenox skips the build."
+        )
         try:
             how = _install_release(go, staging)
+            _progress(f"contenox-e2e: built in {time.monotonic() - started:.0f}s")
             os.replace(staging / "contenox", target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from .checks import check_case, check_step
 from .command import Result
 from .demand import Demand
 from .dialog import DialogError, Script
@@ -97,6 +98,7 @@ class Step:
     full_stderr: bool = False
 
     def __post_init__(self) -> None:
+        check_step(self, CaseError)
         if isinstance(self.args, str):
             raise CaseError(
                 f"Step args must be a list of arguments, not one string {self.args!r}; "
@@ -190,6 +192,7 @@ class Case:
     snapshot: bool = True
 
     def __post_init__(self) -> None:
+        check_case(self, CaseError)
         if not isinstance(self.name, str) or not _slug(self.name):
             raise CaseError(f"a Case needs a name that states the promise, got {self.name!r}")
         object.__setattr__(self, "steps", tuple(self.steps))

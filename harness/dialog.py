@@ -17,6 +17,7 @@ Schema shipped beside this module.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cache
@@ -67,14 +68,67 @@ def _check_positive(value: object, where: str) -> None:
         raise DialogError(f"{where} must be at least 1, got 0")
 
 
-def _check_json(value: object, where: str) -> None:
+# Deeper than this is no tool's arguments; it is a generator gone wrong, and
+# json would die of RecursionError on it mid-case.
+MAX_DEPTH = 64
+# Python refuses to print an int of more digits than this (sys.int_info), so
+# json.dumps would die of ValueError on it mid-case.
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+
+
+def _check_text(value: str, where: str) -> None:
     try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as err:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
         raise DialogError(
-            f"{where} is not JSON-serialisable ({err}); use plain dicts, lists, "
-            "strings, numbers, booleans and None"
+            f"{where} is not valid text: {err.reason} at character {err.start} "
+            f"({value[err.start : err.end]!r}); a dialog file is UTF-8"
         ) from None
+
+
+def _check_json(value: object, where: str, depth: int = 0) -> None:
+    """Refuse anything ``json.dumps(..., sort_keys=True)`` would die on, naming where."""
+    if depth > MAX_DEPTH:
+        raise DialogError(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        try:
+            str(value)
+        except ValueError:
+            raise DialogError(
+                f"{where} is an integer of more than {MAX_INT_DIGITS} digits, which Python "
+                "cannot write as JSON; no tool takes one"
+            ) from None
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise DialogError(
+                f"{where} is {value!r}, which JSON cannot hold (not JSON-serialisable); "
+                "use a finite number"
+            )
+        return
+    if isinstance(value, str):
+        _check_text(value, where)
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise DialogError(
+                    f"{where} has the key {key!r} ({type(key).__name__}); JSON object keys "
+                    "are strings (not JSON-serialisable as written)"
+                )
+            _check_text(key, f"{where} key {key!r}")
+            _check_json(item, f"{where}.{key}", depth + 1)
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_json(item, f"{where}[{index}]", depth + 1)
+        return
+    raise DialogError(
+        f"{where} holds {value!r} ({type(value).__name__}), which is not JSON-serialisable; "
+        "use plain dicts, lists, strings, numbers, booleans and None"
+    )
 
 
 @dataclass(frozen=True)
@@ -147,8 +201,11 @@ class ToolCall:
                 f"{where}.arguments must be an object or a raw JSON string, "
                 f"got {type(self.arguments).__name__}"
             )
+        _check_text(self.name, f"{where}.name")
         if isinstance(self.arguments, Mapping):
             _check_json(dict(self.arguments), f"{where}.arguments")
+        elif isinstance(self.arguments, str):
+            _check_text(self.arguments, f"{where}.arguments")
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {}
@@ -180,7 +237,10 @@ class Turn:
     optional: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        # Anything but a list is left as it is for check() to refuse with the
+        # turn's index, which only the Script knows.
+        if isinstance(self.tool_calls, (list, tuple)):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
 
     @property
     def is_plain_text(self) -> bool:
@@ -192,6 +252,13 @@ class Turn:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise DialogError(f"{_where(turn, name)} must be a string, got {value!r}")
+            if isinstance(value, str):
+                _check_text(value, _where(turn, name))
+        if not isinstance(self.tool_calls, tuple):
+            raise DialogError(
+                f"{_where(turn, 'tool_calls')} must be a list of ToolCall, got "
+                f"{self.tool_calls!r}; leave it out for a turn without tool calls"
+            )
         if self.finish_reason == "":
             raise DialogError(f"{_where(turn, 'finish_reason')} must not be empty; leave it out")
         if self.text is None and self.thinking is None and not self.tool_calls:
@@ -340,8 +407,23 @@ class Script:
         """Read a dialog file (an object with ``turns``, or a bare array of turns)."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
+            raw = path.read_bytes()
+        except OSError as err:
+            raise DialogError(f"cannot read dialog {path}: {err}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DialogError(
+                f"cannot read dialog {path}: it is not UTF-8 ({err.reason} at byte {err.start}); "
+                "save it as UTF-8"
+            ) from None
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise DialogError(
+                f"cannot read dialog {path}: it is nested too deeply to parse"
+            ) from None
+        except ValueError as err:  # JSONDecodeError, and an integer of too many digits
             raise DialogError(f"cannot read dialog {path}: {err}") from None
         return cls.from_json(data, runs_past_end=runs_past_end, source=str(path))
 
@@ -349,7 +431,10 @@ class Script:
     def from_json(
         cls, data: JSON, *, runs_past_end: bool = False, source: str = "dialog"
     ) -> Script:
-        validate_dialog(data, source=source)
+        try:
+            validate_dialog(data, source=source)
+        except RecursionError:
+            raise DialogError(f"{source} is nested too deeply to check") from None
         doc: dict[str, JSON] = {"turns": data} if isinstance(data, list) else dict(data)
         caps = doc.get("capabilities")
         return cls(

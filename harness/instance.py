@@ -7,23 +7,25 @@
       work/   the cwd of every command: the workspace
       tmp/    TMPDIR
 
-The child's environment is the parent's minus every ``CONTENOX_*``, ``XDG_*``
-and provider credential variable, with ``TERM`` pinned, so nothing ambient
-reaches contenox and nothing contenox writes lands outside the root.
+The child's environment is an allowlist (:mod:`harness.environment`): PATH and
+the locale from the parent, HOME/TMPDIR/TERM pinned, the session marker, and
+what a case sets explicitly. An override that moves HOME, TMPDIR or an
+``XDG_*`` directory outside the root is refused (:mod:`harness.guard`), so
+nothing ambient reaches contenox and nothing contenox writes lands outside.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .command import DEFAULT_TIMEOUT, Result, run
 from .dialog import Script
+from .environment import SESSION_VAR, child_env, session_token
+from .guard import check_env_override, check_relpath, check_scratch_path
 from .recorder import Recorder
 
 __all__ = [
@@ -35,40 +37,6 @@ __all__ = [
     "session_token",
 ]
 
-# Variables that must never reach a child: contenox's own overrides, XDG
-# relocations of config/cache/data, and provider credentials.
-_DROP_PREFIXES = ("CONTENOX_", "XDG_", "AWS_", "GOOGLE_", "AZURE_", "VERTEX_", "SANDBOX_")
-_DROP_EXACT = frozenset(
-    {
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "OLLAMA_API_KEY",
-        "OLLAMA_HOST",
-        "MISTRAL_API_KEY",
-        "GROQ_API_KEY",
-        "HF_TOKEN",
-        "GITHUB_TOKEN",
-    }
-)
-_DROP_SUFFIX = re.compile(r"_(API_KEY|API_TOKEN|ACCESS_TOKEN|SECRET_KEY)$")
-
-PINNED_TERM = "dumb"
-
-# Every child carries this variable, so at the end of a session the plugin can
-# find what the suite started and left running (even a process that left its
-# group) by reading /proc/*/environ. Not CONTENOX_*: those are dropped.
-SESSION_VAR = "E2E_HARNESS_SESSION"
-# One token per pytest process (each xdist worker has its own), so a worker
-# that finishes early never mistakes a busy neighbour's children for leftovers.
-_SESSION_TOKEN = uuid.uuid4().hex
-
-
-def session_token() -> str:
-    """This process's marker value: what :data:`SESSION_VAR` holds in every child it starts."""
-    return _SESSION_TOKEN
-
 
 class InstanceError(RuntimeError):
     """An instance that must not be used (for example, one inside the real ~/.contenox)."""
@@ -79,24 +47,9 @@ def real_contenox_home() -> Path:
     return (Path(os.path.expanduser("~")) / ".contenox").resolve()
 
 
-def _dropped(name: str) -> bool:
-    return (
-        name in _DROP_EXACT
-        or name.startswith(_DROP_PREFIXES)
-        or _DROP_SUFFIX.search(name) is not None
-    )
-
-
 def hermetic_env(home: Path, tmp: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The parent environment, scrubbed, with HOME/TMPDIR/TERM pinned."""
-    source = os.environ if base is None else base
-    env = {k: v for k, v in source.items() if not _dropped(k)}
-    env["HOME"] = str(home)
-    env["TMPDIR"] = str(tmp)
-    env["TERM"] = PINNED_TERM
-    env.setdefault("LANG", "C.UTF-8")
-    env[SESSION_VAR] = session_token()
-    return env
+    """The allowlisted child environment with HOME/TMPDIR/TERM pinned (see harness.environment)."""
+    return child_env(home, tmp, base=base)
 
 
 def _inside(path: Path, parent: Path) -> bool:
@@ -144,6 +97,7 @@ class Instance:
     @classmethod
     def create(cls, root: Path, *, binary: Path, timeout: float = DEFAULT_TIMEOUT) -> Instance:
         root = root.resolve()
+        check_scratch_path(root, "the scratch root", InstanceError)
         guard = real_contenox_home()
         home = root / "home"
         if _inside(home, guard):
@@ -170,10 +124,8 @@ class Instance:
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The child environment; ``extra`` is applied last (a case may set CONTENOX_* itself)."""
-        env = hermetic_env(self.home, self.tmp)
-        if extra:
-            env.update(extra)
-        return env
+        check_env_override(extra, self.root, "instance command", InstanceError)
+        return child_env(self.home, self.tmp, extra=extra)
 
     def run(
         self,
@@ -228,7 +180,8 @@ class Instance:
         return self.contenox(*args, **kwargs).assert_success()  # type: ignore[arg-type]
 
     def write(self, relpath: str, content: str | bytes) -> Path:
-        """Place a file in the workspace (``work/relpath``)."""
+        """Place a file in the workspace (``work/relpath``); a path that leaves it is refused."""
+        check_relpath(relpath, "Instance.write", InstanceError)
         path = self.work / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):

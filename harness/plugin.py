@@ -31,6 +31,10 @@ from .snapshot import DialogExtension, TranscriptExtension
 
 __all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_binary"]
 
+# The guards (basetemp, scratch paths), the reaping of orphans of runs killed
+# hard, build progress and the list of kept scratch roots live in their own plugin.
+pytest_plugins = ["harness.hardening"]
+
 _resolved: Binary | None = None
 _failed: BinaryError | None = None
 

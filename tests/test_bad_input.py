@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,15 +22,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import (
+    BinaryError,
     Case,
     CaseError,
     DialogError,
+    Instance,
+    InstanceError,
     Script,
     Step,
     ToolCall,
     Turn,
     Usage,
     defect,
+    resolve_binary,
     step,
 )
 
@@ -47,7 +52,9 @@ def nothing_spawns(
     fake contenox was never executed.
     """
     spawned: list[object] = []
-    if "pytester" in request.fixturenames:
+    if "pytester" in request.fixturenames or "make_program" in request.fixturenames:
+        # A pytester run checks the fake never ran; a binary check must run
+        # the binary's `version` to judge it (and nothing else).
         yield spawned
         return
 
@@ -267,7 +274,318 @@ BAD: list[tuple[str, Callable[[], object], type[Exception], list[str]]] = [
         ["'it runs': a defect needs what was observed"],
     ),
     ("defect marker blank", lambda: defect(""), CaseError, ["a defect needs what was observed"]),
+    # --- issue 12: inputs that used to pass construction and fail mid-case --
+    (
+        "tool_calls None",
+        lambda: _turns(Turn(tool_calls=None), "b"),
+        DialogError,
+        ["turns[0].tool_calls must be a list of ToolCall", "None"],
+    ),
+    (
+        "tool_calls one string",
+        lambda: _turns("a", Turn(text="x", tool_calls="grep"), "b"),
+        DialogError,
+        ["turns[1].tool_calls must be a list"],
+    ),
+    (
+        "arguments with mixed key types",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {1: "a", "b": 2})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments has the key 1 (int)"],
+    ),
+    (
+        "arguments with a nested int key",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {"a": {2: "x"}})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments.a has the key 2"],
+    ),
+    (
+        "arguments nested 200 deep",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {"a": _deep(200)})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments", "nested more than 64 levels"],
+    ),
+    (
+        "arguments with a 5000-digit integer",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {"n": 10**5000})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments.n", "more than 4300 digits"],
+    ),
+    (
+        "arguments with infinity",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {"n": [1, math.inf]})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments.n[1]", "JSON cannot hold"],
+    ),
+    (
+        "arguments with a set",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {"s": {1, 2}})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments.s", "set", "not JSON-serialisable"],
+    ),
+    (
+        "text with a lone surrogate",
+        lambda: _turns("a", "b\ud800c"),
+        DialogError,
+        ["turns[1].text is not valid text", "UTF-8"],
+    ),
+    (
+        "thinking with a lone surrogate",
+        lambda: _turns(Turn(text="a", thinking="\udfff")),
+        DialogError,
+        ["turns[0].thinking is not valid text"],
+    ),
+    (
+        "tool name with a lone surrogate",
+        lambda: _turns(Turn(tool_calls=[ToolCall("gr\ud800ep")]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].name is not valid text"],
+    ),
+    (
+        "raw arguments with a lone surrogate",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", '{"a": "\ud800"}')]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments is not valid text"],
+    ),
+    (
+        "argument key with a lone surrogate",
+        lambda: _turns(Turn(tool_calls=[ToolCall("grep", {"\ud800": 1})]), "b"),
+        DialogError,
+        ["turns[0].tool_calls[0].arguments key", "not valid text"],
+    ),
+    (
+        "step argument a number",
+        lambda: step("mission", 5),
+        CaseError,
+        ["step('mission', 5)", "test_bad_input.py:", "args[1] must be a string", "'5'"],
+    ),
+    (
+        "step argument a path",
+        lambda: step("run", "--script", Path("d.json")),
+        CaseError,
+        ["args[2] must be a string", "PosixPath"],
+    ),
+    (
+        "step argument with a NUL byte",
+        lambda: step("a\x00b"),
+        CaseError,
+        ["args[0]", "NUL byte"],
+    ),
+    (
+        "step args None",
+        lambda: Step(args=None),
+        CaseError,
+        ["args must be a list of strings, got None"],
+    ),
+    (
+        "step env value a number",
+        lambda: step("run", env={"CONTENOX_DEFAULT_MAX_TOKENS": 5}),
+        CaseError,
+        ["step('run')", "env['CONTENOX_DEFAULT_MAX_TOKENS'] must be a string", "int"],
+    ),
+    (
+        "step env value with NUL",
+        lambda: step("run", env={"A": "x\x00y"}),
+        CaseError,
+        ["env['A'] must be a string without NUL"],
+    ),
+    (
+        "step env name with =",
+        lambda: step("run", env={"A=B": "1"}),
+        CaseError,
+        ["env name 'A=B'"],
+    ),
+    (
+        "step env name a number",
+        lambda: step("run", env={1: "1"}),
+        CaseError,
+        ["env name 1"],
+    ),
+    ("step env a list", lambda: step("run", env=["A=1"]), CaseError, ["env must be a mapping"]),
+    (
+        "step env moves HOME",
+        lambda: step("init", env={"HOME": "/root"}),
+        CaseError,
+        ["step('init')", "env['HOME'] would move contenox's files out of the case's scratch root"],
+    ),
+    (
+        "step env moves TMPDIR",
+        lambda: step("init", env={"TMPDIR": "/tmp"}),
+        CaseError,
+        ["env['TMPDIR'] would move"],
+    ),
+    (
+        "step env moves XDG_DATA_HOME",
+        lambda: step("init", env={"XDG_DATA_HOME": "/root/.local/share"}),
+        CaseError,
+        ["env['XDG_DATA_HOME'] would move"],
+    ),
+    (
+        "step env moves XDG_CONFIG_HOME",
+        lambda: step("init", env={"XDG_CONFIG_HOME": "cfg"}),
+        CaseError,
+        ["env['XDG_CONFIG_HOME'] would move"],
+    ),
+    (
+        "step expectation a number",
+        lambda: step("run", stdout_has=[1]),
+        CaseError,
+        ["step('run')", "stdout_has[0] must be a string", "got 1"],
+    ),
+    (
+        "step expectation None",
+        lambda: step("run", notices_lacks=None),
+        CaseError,
+        ["notices_lacks must be a list of strings, got None"],
+    ),
+    (
+        "step expectation a bytes needle",
+        lambda: step("run", stderr_has=[b"x"]),
+        CaseError,
+        ["stderr_has[0] must be a string"],
+    ),
+    (
+        "step timeout a string",
+        lambda: step("run", timeout="5"),
+        CaseError,
+        ["step('run')", "timeout must be a number of seconds, got '5'"],
+    ),
+    (
+        "step timeout a bool",
+        lambda: step("run", timeout=True),
+        CaseError,
+        ["timeout must be a number of seconds, got True"],
+    ),
+    (
+        "step timeout NaN",
+        lambda: step("run", timeout=math.nan),
+        CaseError,
+        ["timeout must be a number of seconds, got nan"],
+    ),
+    (
+        "step exit_code a string",
+        lambda: step("run", exit_code="0"),
+        CaseError,
+        ["step('run')", "exit_code must be a whole number or None", "'0'"],
+    ),
+    (
+        "step exit_code a bool",
+        lambda: step("run", exit_code=False),
+        CaseError,
+        ["exit_code must be a whole number", "False"],
+    ),
+    ("step stdin a number", lambda: step("run", stdin=5), CaseError, ["stdin must be a string"]),
+    (
+        "step full_stderr a string",
+        lambda: step("run", full_stderr="yes"),
+        CaseError,
+        ["full_stderr must be True or False"],
+    ),
+    (
+        "case steps None",
+        lambda: Case(name="it runs", steps=None),
+        CaseError,
+        ["case 'it runs'", "test_bad_input.py:", "steps must be a list of step(...), got None"],
+    ),
+    (
+        "case steps one Step",
+        lambda: Case(name="it runs", steps=RUN),
+        CaseError,
+        ["case 'it runs'", "steps must be a list"],
+    ),
+    ("case name None", lambda: Case(name=None, steps=[RUN]), CaseError, ["a Case needs a name"]),
+    (
+        "case file path absolute",
+        lambda: Case(name="it runs", steps=[RUN], files={"/abs/path": "x"}),
+        CaseError,
+        ["case 'it runs'", "files['/abs/path']", "is absolute", "outside the case's scratch root"],
+    ),
+    (
+        "case home file climbing out",
+        lambda: Case(name="it runs", steps=[RUN], home_files={"../../.contenox/local.db": "x"}),
+        CaseError,
+        ["home_files['../../.contenox/local.db']", "climbs out of the scratch dir"],
+    ),
+    (
+        "case file climbing out after a detour",
+        lambda: Case(name="it runs", steps=[RUN], files={"a/../../b": "x"}),
+        CaseError,
+        ["files['a/../../b']", "climbs out"],
+    ),
+    (
+        "case file under ~",
+        lambda: Case(name="it runs", steps=[RUN], files={"~/.contenox/config.yaml": "x"}),
+        CaseError,
+        ["files['~/.contenox/config.yaml']", "is absolute"],
+    ),
+    (
+        "case file path empty",
+        lambda: Case(name="it runs", steps=[RUN], files={"": "x"}),
+        CaseError,
+        ["files['']", "non-empty string"],
+    ),
+    (
+        "case file path a number",
+        lambda: Case(name="it runs", steps=[RUN], home_files={3: "x"}),
+        CaseError,
+        ["home_files[3]", "non-empty string"],
+    ),
+    (
+        "case file content bytes",
+        lambda: Case(name="it runs", steps=[RUN], files={"a.bin": b"x"}),
+        CaseError,
+        ["files['a.bin'] must be the file's text", "b'x'"],
+    ),
+    (
+        "case files a list",
+        lambda: Case(name="it runs", steps=[RUN], files=["a.txt"]),
+        CaseError,
+        ["files must be a mapping"],
+    ),
+    (
+        "case probe not a probe",
+        lambda: Case(name="it runs", steps=[RUN], probes=[print]),
+        CaseError,
+        ["case 'it runs'", "probes[0] must be a probe(...)"],
+    ),
+    (
+        "case redact not a regex",
+        lambda: Case(name="it runs", steps=[RUN], redact={"(": "[X]"}),
+        CaseError,
+        ["redact['(']", "is not a regex"],
+    ),
+    (
+        "case init a string",
+        lambda: Case(name="it runs", steps=[RUN], init="no"),
+        CaseError,
+        ["init must be True or False"],
+    ),
+    (
+        "case defect not text",
+        lambda: Case(name="it runs", steps=[RUN], defect=404),
+        CaseError,
+        ["defect must say what was observed"],
+    ),
+    (
+        "case backend name with a space",
+        lambda: Case(name="it runs", steps=[RUN], backends={"my backend": OK}),
+        CaseError,
+        ["backends key 'my backend' must be a backend name"],
+    ),
+    (
+        "case script a list",
+        lambda: Case(name="it runs", steps=[RUN], script=["done"]),
+        DialogError,
+        ["backend 'scripted' needs a Script"],
+    ),
 ]
+
+
+def _deep(levels: int) -> object:
+    value: object = "bottom"
+    for _ in range(levels):
+        value = {"d": value}
+    return value
 
 
 @pytest.mark.parametrize(("build", "error", "names"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
@@ -278,10 +596,6 @@ def test_a_bad_dialog_or_case_is_refused_naming_the_turn_and_field(
         build()
     for name in names:
         assert name in str(raised.value), f"the refusal does not name {name!r}: {raised.value}"
-
-
-def test_there_are_at_least_twenty_hand_written_bad_inputs() -> None:
-    assert len(BAD) >= 20
 
 
 # --- dialogs as JSON (Script.load, Script.from_json): the schema's turn ------
@@ -321,6 +635,109 @@ def test_a_malformed_dialog_file_is_refused_naming_the_turn_and_field(
     with pytest.raises(DialogError) as raised:
         Script.load(path)
     assert where in str(raised.value), str(raised.value)
+
+
+# Dialog files that made Python itself fail inside Script.load, with no file name.
+BAD_FILES: list[tuple[str, bytes, str]] = [
+    ("invalid UTF-8", b'{"turns": [{"text": "caf\xe9"}]}', "it is not UTF-8"),
+    ("a UTF-16 file", '{"turns": ["a"]}'.encode("utf-16"), "it is not UTF-8"),
+    ("nested 100000 deep", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (
+        "a 5000-digit integer",
+        b'{"turns": [{"text": "a", "usage": {"total_tokens": ' + b"9" * 5000 + b"}}]}",
+        "digits",
+    ),
+    ("an empty file", b"", "Expecting value"),
+    ("a bare number", b"5", "must be an object"),
+    ("NaN as a count", b'{"turns": [{"text": "a", "usage": {"total_tokens": NaN}}]}', "usage"),
+]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"), [b[1:] for b in BAD_FILES], ids=[b[0] for b in BAD_FILES]
+)
+def test_a_dialog_file_python_cannot_read_is_refused_naming_the_file(
+    tmp_path: Path, content: bytes, problem: str
+) -> None:
+    path = tmp_path / "dialogs" / "broken.json"
+    path.parent.mkdir()
+    path.write_bytes(content)
+    with pytest.raises(DialogError) as raised:
+        Script.load(path)
+    assert str(path) in str(raised.value) and problem in str(raised.value), str(raised.value)
+
+
+def test_a_deeply_nested_document_is_refused_when_built_from_data() -> None:
+    doc = {"turns": [{"text": "a", "tool_calls": [{"name": "g", "arguments": _deep(5000)}]}]}
+    with pytest.raises(DialogError, match=r"inline dialog is nested too deeply|nested more than"):
+        Script.from_json(doc, source="inline dialog")
+
+
+# Instance inputs that used to reach the real home or a TypeError in subprocess.
+BAD_INSTANCE: list[tuple[str, Callable[[Instance], object], str]] = [
+    ("write an absolute path", lambda i: i.write("/tmp/x", "x"), "is absolute"),
+    ("write climbing out", lambda i: i.write("../home/.contenox/x", "x"), "climbs out"),
+    ("must with HOME outside", lambda i: i.must("init", env={"HOME": "/root"}), "env['HOME']"),
+    (
+        "contenox with XDG_STATE_HOME outside",
+        lambda i: i.contenox("init", env={"XDG_STATE_HOME": "/var"}),
+        "env['XDG_STATE_HOME']",
+    ),
+    ("run with TMPDIR relative", lambda i: i.run(["true"], env={"TMPDIR": "t"}), "env['TMPDIR']"),
+    ("env value a number", lambda i: i.must("init", env={"N": 1}), "env['N'] must be a string"),
+]
+
+
+@pytest.mark.parametrize("call", [b[1] for b in BAD_INSTANCE], ids=[b[0] for b in BAD_INSTANCE])
+def test_an_instance_refuses_what_leaves_its_root_before_running(
+    tmp_path: Path, call: Callable[[Instance], object]
+) -> None:
+    inst = Instance.create(tmp_path / "case", binary=Path("/nonexistent/contenox"))
+    problem = next(b[2] for b in BAD_INSTANCE if b[1] is call)
+    with pytest.raises(InstanceError, match=re.escape(problem)):
+        call(inst)
+
+
+# What CONTENOX_BIN answers to `version`: it must read as contenox's and name a version.
+BAD_BINARIES: list[tuple[str, str, str]] = [
+    (
+        "300 random bytes",
+        "import os, sys\nsys.stdout.buffer.write(bytes(range(256)) + bytes(range(44)))\n",
+        "does not answer `version` as contenox does",
+    ),
+    ("nothing at all", "", "does not answer `version` as contenox does"),
+    ("a bare number", "print('v1.0.0')\n", "does not answer `version` as contenox does"),
+    ("no number", "print('contenox version')\n", "does not answer `version` as contenox does"),
+    (
+        "another program's version",
+        "print('git version 2.43.0')\n",
+        "does not answer `version` as contenox does",
+    ),
+    (
+        "a second line",
+        "print('contenox version v1.0.0')\nprint('and more')\n",
+        "does not answer `version` as contenox does",
+    ),
+    ("a failing version", "import sys\nsys.exit(3)\n", "version` failed"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"), [b[1:] for b in BAD_BINARIES], ids=[b[0] for b in BAD_BINARIES]
+)
+def test_a_binary_that_does_not_answer_version_like_contenox_is_refused(
+    make_program: Callable[[str, str], Path], source: str, problem: str
+) -> None:
+    fake = make_program("contenox", source)
+    with pytest.raises(BinaryError) as raised:
+        resolve_binary({"CONTENOX_BIN": str(fake)})
+    assert problem in str(raised.value) and str(fake) in str(raised.value), str(raised.value)
+    assert "re-record" not in str(raised.value)
+
+
+def test_there_are_at_least_sixty_bad_inputs() -> None:
+    count = len(BAD) + len(BAD_JSON) + len(BAD_FILES) + len(BAD_INSTANCE) + len(BAD_BINARIES)
+    assert count >= 60, count
 
 
 def test_an_unreadable_dialog_file_is_refused_naming_the_file(tmp_path: Path) -> None:

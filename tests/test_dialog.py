@@ -179,13 +179,13 @@ def test_running_past_the_end_is_allowed_when_said_explicitly() -> None:
             lambda: Script(
                 turns=[Turn(tool_calls=[ToolCall(name="echo", arguments={"x": object()})]), "ok"]
             ),
-            r"turns\[0\].tool_calls\[0\].arguments is not JSON-serialisable",
+            r"turns\[0\].tool_calls\[0\].arguments.x holds <object object .*> \(object\), which is not JSON-serialisable",
         ),
         (
             lambda: Script(
                 turns=[Turn(tool_calls=[ToolCall(name="e", arguments={"x": float("nan")})]), "k"]
             ),
-            r"turns\[0\].tool_calls\[0\].arguments is not JSON-serialisable",
+            r"turns\[0\].tool_calls\[0\].arguments.x is nan, which JSON cannot hold",
         ),
         (
             lambda: Script(turns=["a", Turn(tool_calls=[ToolCall(name="")]), "b"]),

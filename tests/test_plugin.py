@@ -94,3 +94,41 @@ def test_the_header_names_the_binary_its_version_and_how(
     result.stdout.fnmatch_lines(
         [f"contenox: {fake_bin} (contenox version v0.0.0-fake); given by CONTENOX_BIN"]
     )
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_keep_prints_the_kept_path_of_a_passing_test_too(
+    pytester: pytest.Pytester, fake_bin: Path, monkeypatch: pytest.MonkeyPatch, xdist: list[str]
+) -> None:
+    monkeypatch.setenv("CONTENOX_E2E_KEEP", "1")
+    pytester.makepyfile(
+        """
+        def test_passes(instance):
+            open("roots.txt", "a").write(str(instance.root) + "\\n")
+        """
+    )
+    # No -rP: a person who sets CONTENOX_E2E_KEEP=1 reads the path at the end.
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *xdist)
+    result.assert_outcomes(passed=1)
+    kept = (pytester.path / "roots.txt").read_text().strip()
+    assert Path(kept).is_dir()
+    result.stdout.fnmatch_lines(["*contenox scratch roots kept (CONTENOX_E2E_KEEP)*", kept])
+
+
+def test_a_binary_that_is_not_the_pinned_release_is_a_warning_in_the_header(
+    pytester: pytest.Pytester, fake_bin: Path
+) -> None:
+    pytester.makeconftest(
+        """
+        from harness.plugin import report_binary
+
+        def pytest_report_header(config):
+            return report_binary()
+        """
+    )
+    pytester.makepyfile("def test_a(instance): pass\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["WARNING: contenox v0.0.0-fake is not the pinned v1.0.0: the snapshots*"]
+    )

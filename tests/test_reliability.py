@@ -32,6 +32,8 @@ if args[:1] == ["run"]:
     print("waiting for approval of native-echo.echo", flush=True)
     time.sleep(float(os.environ.get("FAKE_HANG", "300")))
     print("never printed")
+elif args == ["version"]:
+    print("contenox version v1.0.0")
 else:
     print("ok " + " ".join(args))
 """

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -44,15 +46,33 @@ def _real_binary() -> str:
     return str(resolve_binary().path)
 
 
+def _launcher(scratch: Path, wrapper: str, real: str) -> Path:
+    """A CONTENOX_BIN that runs ``wrapper`` with REAL_CONTENOX set.
+
+    The harness gives contenox an allowlisted environment, so REAL_CONTENOX
+    set around pytest would never reach the wrapper; the launcher carries it.
+    """
+    launcher = scratch / wrapper
+    launcher.write_text(
+        "#!/bin/sh\n"
+        f"REAL_CONTENOX={shlex.quote(real)} exec {shlex.quote(sys.executable)} "
+        f'{shlex.quote(str(HERE / f"{wrapper}.py"))} "$@"\n',
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    return launcher
+
+
 def main(argv: list[str]) -> int:
     prefix = argv[0] if argv else ""
     real = _real_binary()
     failures = []
     print(f"real contenox: {real}")
+    scratch = Path(tempfile.mkdtemp(prefix="contenox-wrappers-"))
     for wrapper, (path, expr) in WRAPPERS.items():
         if not wrapper.startswith(prefix):
             continue
-        env = dict(os.environ, CONTENOX_BIN=str(HERE / f"{wrapper}.py"), REAL_CONTENOX=real)
+        env = dict(os.environ, CONTENOX_BIN=str(_launcher(scratch, wrapper, real)))
         done = subprocess.run(
             [sys.executable, "-m", "pytest", path, "-k", expr, "-q", "-p", "no:randomly"],
             cwd=REPO,

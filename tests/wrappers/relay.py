@@ -12,7 +12,8 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-# Not CONTENOX_*: the harness drops those from every child's environment.
+# The harness allowlists every child's environment, so check.py's launcher
+# sets this inside the child rather than around pytest.
 REAL = "REAL_CONTENOX"
 
 Alter = Callable[[Sequence[str], str, str, int], tuple[str, str, int]]
