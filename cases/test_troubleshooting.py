@@ -400,8 +400,12 @@ def test_doctor_bundle_writes_the_zip_it_names_with_the_documented_members(
     assert f"Bundle: {out}" in printed, result.describe()
     assert "Redacted:" in printed and "Review the file before sharing it." in printed
     assert "Report:   https://github.com/contenox/contenox/issues/new?" in printed
-    names = zipfile.ZipFile(out).namelist()
-    assert {"doctor.json", "build.txt"} <= set(names), names
+    archive = zipfile.ZipFile(out)
+    assert {"doctor.json", "build.txt"} <= set(archive.namelist()), archive.namelist()
+    # doctor.json is the report exactly as --json renders it: the same fields.
+    bundled = json.loads(archive.read("doctor.json"))
+    assert set(bundled) == set(json.loads(instance.must("doctor", "--json").stdout)), bundled
+    assert "v1.0.0" in archive.read("build.txt").decode()
 
 
 def test_doctor_json_bundle_keeps_stdout_parseable_json(instance: Instance) -> None:
@@ -430,4 +434,18 @@ def test_doctor_bundle_redacts_a_key_in_a_telemetry_log(instance: Instance) -> N
     text = "".join(archive.read(n).decode() for n in logs)
     assert "sk-live-e2e-not-a-real-key" not in text, text
     assert "api_key=[REDACTED]" in text, text
-    assert "Redacted: 0 " not in result.stdout + result.notices, result.describe()
+    printed = result.stdout + result.notices
+    assert "Redacted: 0 " not in printed, result.describe()
+    # The issue URL carries no log content.
+    [url] = [line for line in printed.splitlines() if "Report:" in line]
+    assert "sk-live" not in url and "api_key" not in url, url
+
+
+VET_ALL_ALSO_VETS_THE_HOME_CONTENOX = Case(
+    name="vet all also vets the files under the home contenox that plain vet leaves alone",
+    home_files={"chain-broken.json": BROKEN_CHAIN},
+    steps=[
+        step("vet", stdout_lacks=["chain-broken.json"]),
+        step("vet", "--all", exit_code=1, stdout_has=["chain-broken.json"]),
+    ],
+)
