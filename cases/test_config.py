@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, mission_report
-from harness import output_of, probe, start_contenox, step
+from harness import open_acp, output_of, probe, start_contenox, step, wait_until
 from harness.probes import approvals, await_approval, missions
 
 # --- set, get, list -----------------------------------------------------------------------
@@ -748,3 +748,63 @@ A_BACKEND_TYPE_THAT_NEEDS_A_URL_IS_REFUSED_WITHOUT_ONE = [
     )
     for kind in ("vllm", "bedrock", "vertex-google")
 ]
+
+
+# --- /mission in an editor falls back to the configured agent and envelope -------------------
+
+LANDING = Script(
+    turns=[
+        Turn(text="Filing.", tool_calls=[mission_report("result", "fired from the editor")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    ]
+)
+
+
+def _mission_from_the_editor(instance: Instance, policy: str) -> tuple[str, list[object]]:
+    """`/mission <intent>` over ACP with the defaults set; the confirmation and the missions."""
+    instance.init()
+    instance.use_script(LANDING)
+    instance.must("config", "set", "default-mission-agent", "reviewer")
+    instance.must("config", "set", "default-mission-policy", policy)
+    with open_acp(instance) as acp:
+        turn = acp.prompt("/mission report what you know")
+        if "Mission fired" in turn.text:
+            # The unit is a child of the acp process: keep it up until the mission ends.
+            wait_until(
+                lambda: [m for m in missions(instance) if m.status != "open"] or None,
+                timeout=120,
+                interval=0.5,
+                what="the mission fired from the editor to finish",
+            )
+    return turn.text, [(m.agent, m.envelope, m.status) for m in missions(instance)]
+
+
+def test_mission_in_an_editor_fires_the_default_mission_agent_under_the_default_policy(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client
+    text, fired = _mission_from_the_editor(instance, "hitl-policy-run.json")
+
+    assert 'Mission fired at default mission agent "reviewer"' in text, text
+    assert "(default-mission-policy)" in text, text
+    assert fired == [("reviewer", "hitl-policy-run.json", "landed")], fired
+
+
+@defect(
+    "with `config set default-mission-policy run` (the value `contenox mission fire` and "
+    "`contenox run` accept as the `run` envelope), `/mission report what you know` over ACP "
+    "fires nothing and replies '⚠️  unknown mission envelope \"run\" (default-mission-policy): "
+    "no such policy file on the search path. Available: …, hitl-policy-run.json, …'; only the "
+    "file name `hitl-policy-run.json` works there. Contradicts contenox-cli.md, `contenox "
+    "config`: '`default-mission-policy` | Envelope (HITL policy) name that both `/mission` and "
+    "`contenox mission fire --policy` fall back to when none is named.'"
+)
+def test_mission_in_an_editor_accepts_the_envelope_name_mission_fire_accepts(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP client
+    text, fired = _mission_from_the_editor(instance, "run")
+
+    assert 'Mission fired at default mission agent "reviewer"' in text, text
+    assert fired == [("reviewer", "run", "landed")], fired

@@ -6,9 +6,14 @@ listens, or checked with `doctor --skip-cycle` so no request leaves the machine.
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from harness import (
     Case,
@@ -449,3 +454,111 @@ VET_ALL_ALSO_VETS_THE_HOME_CONTENOX = Case(
         step("vet", "--all", exit_code=1, stdout_has=["chain-broken.json"]),
     ],
 )
+
+
+# --- Stand-ins on loopback for a provider that answers ---------------------------------------
+
+GOOD_KEY = "sk-e2e-accepted"
+
+
+class _ProviderStandIn(http.server.BaseHTTPRequestHandler):
+    """Answers as an OpenAI-compatible API (401 unless the key is GOOD_KEY) and as Ollama."""
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/api/tags"):
+            self._reply(200, {"models": []})
+        elif self.path.startswith("/api/version"):
+            self._reply(200, {"version": "0.9.0"})
+        elif self.headers.get("Authorization") == f"Bearer {GOOD_KEY}":
+            self._reply(200, {"object": "list", "data": [{"id": "gpt-5-mini", "object": "model"}]})
+        else:
+            self._reply(
+                401,
+                {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}},
+            )
+
+    def _reply(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+@pytest.fixture
+def provider_stand_in() -> Iterator[str]:
+    """The base URL of a provider stand-in on 127.0.0.1, stopped after the test."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ProviderStandIn)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def _openai_backend(instance: Instance, url: str, key: str) -> None:
+    instance.must(
+        "backend",
+        "add",
+        "oai",
+        "--type",
+        "openai",
+        "--url",
+        f"{url}/v1",
+        "--api-key-env",
+        "E2E_PROVIDER_KEY",
+        env={"E2E_PROVIDER_KEY": key},
+    )
+
+
+def test_doctor_says_a_provider_rejected_the_stored_credentials(
+    instance: Instance, provider_stand_in: str
+) -> None:
+    instance.init()
+    _openai_backend(instance, provider_stand_in, "sk-e2e-wrong")
+    instance.must("config", "set", "default-provider", "openai")
+    instance.must("config", "set", "default-model", "gpt-5-mini")
+
+    report = instance.contenox("doctor").stdout
+
+    assert 'Default provider "openai" rejected the stored credentials.' in report, report
+
+
+def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
+    instance: Instance, provider_stand_in: str
+) -> None:
+    instance.init()
+    _openai_backend(instance, provider_stand_in, "sk-e2e-wrong")
+    instance.must("config", "set", "default-provider", "openai")
+    instance.must("config", "set", "default-model", "gpt-5-mini")
+    assert "rejected the stored credentials" in instance.contenox("doctor").stdout
+
+    instance.must("backend", "remove", "oai")
+    _openai_backend(instance, provider_stand_in, GOOD_KEY)
+
+    report = instance.contenox("doctor").stdout
+    assert "rejected the stored credentials" not in report, report
+    assert "Status: reachable" in report, report
+
+
+def test_doctor_probes_ollama_host_and_prints_the_pull_and_register_commands(
+    instance: Instance, provider_stand_in: str
+) -> None:
+    instance.init()
+    instance.must("config", "set", "default-provider", "ollama")
+    instance.must("config", "set", "default-model", "qwen3:8b")
+
+    report = instance.contenox("doctor", env={"OLLAMA_HOST": provider_stand_in}).stdout
+
+    assert f"Local Ollama responded at {provider_stand_in}" in report, report
+    assert (
+        f'Next:  ollama pull qwen3:8b && contenox backend add ollama --type ollama --url "{provider_stand_in}"'
+        in report
+    ), report
