@@ -10,8 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, mission_report
-from harness import open_acp, output_of, probe, start_contenox, step, wait_until
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    open_acp,
+    output_of,
+    probe,
+    start_contenox,
+    step,
+    wait_until,
+)
 from harness.probes import approvals, await_approval, missions
 
 # --- set, get, list -----------------------------------------------------------------------
@@ -284,9 +298,7 @@ APPROVAL_CEILING_REFUSES_WHAT_IS_NOT_A_WAIT = [
     Case(
         name=f"config set approval-ceiling {value} is refused as not a wait",
         steps=[
-            step(
-                "config", "set", "approval-ceiling", value, exit_code=1, notices_has=[complaint]
-            ),
+            step("config", "set", "approval-ceiling", value, exit_code=1, notices_has=[complaint]),
             step("config", "list", stdout_lacks=[value]),
         ],
     )
@@ -680,7 +692,9 @@ DOCTOR_NAMES_THE_STATE_BACKENDS = Case(
     steps=[
         step(
             "doctor",
-            env={"CONTENOX_VALKEY_URL": f"valkey://appuser:s3cret-pw@{NOBODY}/3?namespace=contenox"},
+            env={
+                "CONTENOX_VALKEY_URL": f"valkey://appuser:s3cret-pw@{NOBODY}/3?namespace=contenox"
+            },
             exit_code=None,
             stdout_has=[
                 "State storage:",
@@ -794,7 +808,7 @@ def test_mission_in_an_editor_fires_the_default_mission_agent_under_the_default_
 @defect(
     "with `config set default-mission-policy run` (the value `contenox mission fire` and "
     "`contenox run` accept as the `run` envelope), `/mission report what you know` over ACP "
-    "fires nothing and replies '⚠️  unknown mission envelope \"run\" (default-mission-policy): "
+    'fires nothing and replies \'⚠️  unknown mission envelope "run" (default-mission-policy): '
     "no such policy file on the search path. Available: …, hitl-policy-run.json, …'; only the "
     "file name `hitl-policy-run.json` works there. Contradicts contenox-cli.md, `contenox "
     "config`: '`default-mission-policy` | Envelope (HITL policy) name that both `/mission` and "

@@ -94,12 +94,15 @@ FIRST_WORD_NAMING_NO_AGENT_IS_PART_OF_THE_TASK = Case(
             "report",
             "what",
             stdout_has=["reported what was asked"],
-            notices_has=['Mission fired at agent "run" under envelope "run".', "Intent: report what"],
+            notices_has=[
+                'Mission fired at agent "run" under envelope "run".',
+                "Intent: report what",
+            ],
         ),
     ],
     serves_all_turns=False,
     defect=(
-        "`contenox run --policy run report what` exits 1 with 'Error: resolve agent \"report\": "
+        '`contenox run --policy run report what` exits 1 with \'Error: resolve agent "report": '
         "libdb: not found' and fires nothing; with three words (`run --policy run summarise "
         "the tree`) it is refused with 'accepts between 1 and 2 arg(s), received 3'. "
         "Contradicts contenox-cli.md, `contenox run`: 'The first argument is a declared agent "
@@ -318,9 +321,9 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
         "`printf 'diff --git a/pay.go b/pay.go\\n+retry := 3\\n' | contenox run --policy run "
         "\"review this…\"` exits 1 with 'Error: intent must be a single line' and fires "
         "nothing. Contradicts `contenox run --help`: 'Piped stdin is the material the task is "
-        "about … the piped body travels inside it, appended to the task between \"--- begin "
-        "piped stdin ---\" and \"--- end piped stdin ---\"', and its example `git diff | "
-        "contenox run \"review this and say what I should check myself\"` (the page itself is "
+        'about … the piped body travels inside it, appended to the task between "--- begin '
+        'piped stdin ---" and "--- end piped stdin ---"\', and its example `git diff | '
+        'contenox run "review this and say what I should check myself"` (the page itself is '
         "silent on stdin)."
     ),
 )
@@ -460,4 +463,3 @@ def test_a_call_the_envelope_denies_does_not_run(instance: Instance) -> None:
     results = _tool_results(instance)
     assert any("denied" in r.lower() for r in results), results
     assert approvals(instance) == [], "a denied call must not wait for a human"
-

@@ -131,8 +131,10 @@ A_BACKEND_WITH_NO_KEY_IS_NAMED_AS_MISSING_CREDENTIALS = Case(
         step(
             "doctor",
             "--skip-cycle",
-            stdout_has=['Default provider "openai" cannot be used because its backend '
-                        "credentials are missing. Affected backend(s): oai."],
+            stdout_has=[
+                'Default provider "openai" cannot be used because its backend '
+                "credentials are missing. Affected backend(s): oai."
+            ],
         ),
     ],
 )
@@ -323,7 +325,7 @@ GATED_ECHO = Script(
 
 
 @defect(
-    "after `contenox run --policy run --timeout 2s \"echo\"` left a checkpointed ask and "
+    'after `contenox run --policy run --timeout 2s "echo"` left a checkpointed ask and '
     "`contenox backend remove scripted` left no usable model, `contenox approvals respond <id> "
     "--approve` records the verdict anyway: 'verdict for approval <id> recorded, but resuming "
     "its suspended run failed: … (checkpoint retained with failure annotation): … client "
@@ -485,7 +487,7 @@ class _ProviderStandIn(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -559,6 +561,6 @@ def test_doctor_probes_ollama_host_and_prints_the_pull_and_register_commands(
 
     assert f"Local Ollama responded at {provider_stand_in}" in report, report
     assert (
-        f'Next:  ollama pull qwen3:8b && contenox backend add ollama --type ollama --url "{provider_stand_in}"'
-        in report
+        "Next:  ollama pull qwen3:8b && contenox backend add ollama --type ollama "
+        f'--url "{provider_stand_in}"' in report
     ), report

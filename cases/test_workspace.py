@@ -65,8 +65,8 @@ def test_a_run_cannot_reach_above_the_directory_it_was_started_in(instance: Inst
 
 
 @defect(
-    "`cd .contenox && contenox run --policy run \"read workspace.id\"` with a scripted "
-    "`read_file {\"path\": \"workspace.id\"}` exits 0 and the tool result the model is sent "
+    '`cd .contenox && contenox run --policy run "read workspace.id"` with a scripted '
+    '`read_file {"path": "workspace.id"}` exits 0 and the tool result the model is sent '
     '(`state show <id> --raw`) is the file\'s content `{"id":"<uuid>"}`: a run started in a '
     "workspace's `.contenox` serves it as its workspace. Contradicts contenox-cli.md, "
     "Workspace authority: 'The runtime's own control plane (`~/.contenox` and a workspace's "
@@ -78,14 +78,15 @@ def test_a_workspaces_contenox_directory_is_never_a_workspace(instance: Instance
     instance.use_script(_reads("workspace.id"))
     marker = (instance.work / ".contenox" / "workspace.id").read_text(encoding="utf-8")
 
-    instance.contenox("run", "--policy", "run", "read workspace.id", cwd=instance.work / ".contenox")
+    control_plane = instance.work / ".contenox"
+    instance.contenox("run", "--policy", "run", "read workspace.id", cwd=control_plane)
 
     results = _tool_results(instance)
     assert not any(marker.strip() in r for r in results), results
 
 
 @defect(
-    "`cd ~/.contenox && contenox run --policy run \"read agents/README.md\"` with a scripted "
+    '`cd ~/.contenox && contenox run --policy run "read agents/README.md"` with a scripted '
     "`read_file` of `agents/README.md` exits 0 and the model is sent the file's content: a run "
     "started in `~/.contenox` serves it as its workspace (reading `agents.toml` there works "
     "too). Contradicts contenox-cli.md, Workspace authority: 'The runtime's own control plane "
