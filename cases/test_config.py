@@ -6,6 +6,7 @@ Every value is read back through contenox's own commands (`config get/list`,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from harness import (
     open_acp,
     output_of,
     probe,
+    route,
     start_contenox,
     step,
     wait_until,
@@ -581,6 +583,9 @@ def test_fleet_max_parallel_caps_the_units_open_at_once(instance: Instance) -> N
 
 
 # --- external backends for state (opt-in) ----------------------------------------------------
+
+# The NATS client logs with Go's default logger: a wall-clock stamp per line.
+GO_LOG_TIME = {r"\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}": "[TIME]"}
 # Nothing listens on 127.0.0.1:1, so a server named there never answers; no case needs
 # a network beyond loopback.
 
@@ -713,6 +718,7 @@ DOCTOR_NAMES_THE_STATE_BACKENDS = Case(
 
 DOCTOR_MASKS_A_NATS_TOKEN = Case(
     name="doctor masks a NATS token given where a user name goes",
+    redact=GO_LOG_TIME,
     script=Script(turns=["unused"]),
     steps=[
         step(
@@ -735,6 +741,7 @@ DOCTOR_WITHOUT_STATE_VARIABLES = Case(
 
 A_REMOTE_STATE_BACKEND_THAT_DOES_NOT_ANSWER_STOPS_DOCTOR = Case(
     name="doctor stops nonzero when a selected remote state backend does not answer",
+    redact=GO_LOG_TIME,
     script=Script(turns=["unused"]),
     steps=[
         step(
@@ -822,3 +829,148 @@ def test_mission_in_an_editor_accepts_the_envelope_name_mission_fire_accepts(
 
     assert 'Mission fired at default mission agent "reviewer"' in text, text
     assert fired == [("reviewer", "run", "landed")], fired
+
+
+# --- which envelope a surface runs under: --hitl-policy ---------------------------------------
+
+WRITE_OVER_ACP = Script(
+    turns=[
+        route(),
+        Turn(
+            text="Writing.",
+            tool_calls=[ToolCall("write_file", {"path": "out.txt", "content": "hello\n"})],
+        ),
+        "Done.",
+    ]
+)
+# An envelope of our own that lets everything through except a file write.
+NO_WRITES = json.dumps(
+    {
+        "version": 1,
+        "default_action": "allow",
+        "rules": [{"tools": "local_fs", "tool": "write_file", "action": "deny"}],
+    }
+)
+
+
+def _write_over_acp(instance: Instance, *args: str) -> bool:
+    """Prompt a scripted write over `contenox acp <args>` (editor allows every ask); written?"""
+    instance.use_script(WRITE_OVER_ACP)
+    with open_acp(instance, *args, permission="allow") as acp:
+        turn = acp.prompt("write the greeting")
+        assert turn.stop_reason == "end_turn", turn.describe()
+    return (instance.work / "out.txt").exists()
+
+
+def _with_no_writes_envelope(instance: Instance) -> None:
+    instance.init()
+    # In ~/.contenox: `acp` resolves --hitl-policy when it starts, before any session has
+    # named a workspace, so it searches only ~/.contenox and its .generated/.
+    (instance.home / ".contenox" / "hitl-policy-nowrites.json").write_text(NO_WRITES)
+
+
+@pytest.mark.parametrize("name", ["nowrites", "hitl-policy-nowrites.json"])
+def test_hitl_policy_by_envelope_name_or_file_name_bounds_an_acp_session(
+    instance: Instance, name: str
+) -> None:
+    # function: needs an ACP client
+    _with_no_writes_envelope(instance)
+
+    assert not _write_over_acp(instance, "--hitl-policy", name)
+
+
+@defect(
+    "with `~/.contenox/hitl-policy-nowrites.json` (default_action allow, `local_fs` "
+    "`write_file` deny) and `contenox config set hitl-policy-name hitl-policy-nowrites.json` "
+    "in the project, `contenox acp` started there (no --hitl-policy) still writes: a scripted "
+    "`write_file` is asked and, allowed by the editor, `out.txt` appears; the same envelope "
+    "given as `--hitl-policy nowrites` denies it. Contradicts contenox-cli.md `contenox "
+    "config`: '`hitl-policy-name` | Envelope this workspace runs under … Overridden per run by "
+    "`--hitl-policy` on `beam`, `acp`, `acpx` and `serve`' and reference/config.md: "
+    "'`hitl-policy-name` is the persistent setting'."
+)
+def test_hitl_policy_name_is_the_envelope_a_workspace_runs_under(instance: Instance) -> None:
+    # function: needs an ACP client
+    _with_no_writes_envelope(instance)
+    instance.must("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json")
+
+    assert not _write_over_acp(instance)
+
+
+def test_hitl_policy_overrides_hitl_policy_name_for_one_run(instance: Instance) -> None:
+    # function: needs an ACP client
+    _with_no_writes_envelope(instance)
+    instance.must("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json")
+
+    assert _write_over_acp(instance, "--hitl-policy", "default")
+
+
+HITL_POLICY_PATH_IS_VERBATIM = Case(
+    name="hitl-policy naming a path that does not exist is an error rather than a fallback",
+    script=Script(turns=["unused"]),
+    steps=[
+        step(
+            "serve",
+            ".",
+            "--hitl-policy",
+            "./ops/locked.json",
+            exit_code=1,
+            notices_has=['--hitl-policy "./ops/locked.json"', "no such file or directory"],
+            stdout_lacks=["Workspace "],
+            timeout=60,
+        ),
+    ],
+    serves_all_turns=False,
+)
+
+
+def test_a_grants_own_timeout_wins_over_the_approval_ceiling(instance: Instance) -> None:
+    # function: needs an envelope of our own beside the shipped one
+    instance.init()
+    instance.use_script(GATED_ECHO)
+    shipped = instance.home / ".contenox" / ".generated" / "hitl-policy-run.json"
+    policy = json.loads(shipped.read_text())
+    policy["rules"].insert(
+        0,
+        {
+            "tools": "native-echo",
+            "tool": "echo",
+            "action": "approve",
+            "timeout_s": 1800,
+            "on_timeout": "deny",
+        },
+    )
+    (instance.home / ".contenox" / "hitl-policy-timed.json").write_text(json.dumps(policy))
+    instance.must("config", "set", "approval-ceiling", "24h")
+
+    instance.contenox("run", "--policy", "timed", "--timeout", "3s", "echo hi").assert_failure()
+
+    [ask] = approvals(instance)
+    assert ask.expires_in == "29m", ask
+
+
+# --- the default-alt-* pair reaches a chain through {{var:alt_model}} ------------------------
+
+
+def test_default_alt_model_reaches_a_chain_through_var_alt_model(instance: Instance) -> None:
+    # function: needs a chain of our own beside the shipped one
+    instance.init()
+    instance.use_script(Script(turns=["from the default model"]))
+    instance.use_script(
+        Script(model="alt-model", turns=["from the alt model"]),
+        name="alt",
+        filename="alt.json",
+        make_default=False,
+    )
+    shipped = instance.home / ".contenox" / ".generated" / "chain-agent-chat.json"
+    chain = json.loads(shipped.read_text())
+    first = chain["tasks"][0]
+    first["execute_config"]["model"] = "{{var:alt_model}}"
+    first["execute_config"]["provider"] = "{{var:alt_provider}}"
+    instance.write("alt-chain.json", json.dumps(chain))
+    instance.must("config", "set", "default-alt-model", "alt-model")
+    instance.must("config", "set", "default-alt-provider", "scripted-test")
+
+    reply = instance.must("chat", "--chain", "./alt-chain.json", "hello")
+
+    assert "from the alt model" in reply.stdout, reply.describe()

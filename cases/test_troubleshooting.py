@@ -28,7 +28,7 @@ from harness import (
     step,
     wait_until,
 )
-from harness.probes import approvals, await_approval, missions
+from harness.probes import approvals, await_approval, captured_requests, captured_units, missions
 
 NOBODY = "http://127.0.0.1:1"
 UNUSED = Script(turns=["unused"])
@@ -564,3 +564,55 @@ def test_doctor_probes_ollama_host_and_prints_the_pull_and_register_commands(
         "Next:  ollama pull qwen3:8b && contenox backend add ollama --type ollama "
         f'--url "{provider_stand_in}"' in report
     ), report
+
+
+# --- Every tool call returns `tool_result_too_large` -------------------------------------------
+
+CHAT_READS = Script(
+    turns=[
+        Turn(text="Reading.", tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+        "Read it.",
+    ]
+)
+
+
+def _chat_read_with_chain(instance: Instance, token_limit: int | None) -> list[str]:
+    """`chat --chain` a copy of the shipped chat chain, its token_limit set or removed."""
+    instance.init()
+    instance.write("notes.txt", "retry budget\n")
+    instance.use_script(CHAT_READS)
+    shipped = instance.home / ".contenox" / ".generated" / "chain-agent-chat.json"
+    chain = json.loads(shipped.read_text())
+    chain.pop("token_limit", None)
+    if token_limit is not None:
+        chain["token_limit"] = token_limit
+    instance.write("my-chain.json", json.dumps(chain))
+
+    instance.must("chat", "--chain", "./my-chain.json", "read notes.txt")
+
+    return [
+        m.content
+        for request in captured_requests(instance)
+        for unit in captured_units(instance, request)
+        for m in unit.output_messages
+        if m.role == "tool"
+    ]
+
+
+def test_a_chain_with_no_token_limit_gets_tool_result_too_large_for_every_call(
+    instance: Instance,
+) -> None:
+    results = _chat_read_with_chain(instance, None)
+
+    assert results, "the read_file call left no tool result"
+    for result in results:
+        payload = json.loads(result)
+        assert (payload["error"], payload["max_bytes"]) == ("tool_result_too_large", 0), result
+
+
+def test_setting_token_limit_at_the_top_of_the_chain_lets_results_through(
+    instance: Instance,
+) -> None:
+    results = _chat_read_with_chain(instance, 131072)
+
+    assert "retry budget\n" in results, results
