@@ -974,3 +974,31 @@ def test_default_alt_model_reaches_a_chain_through_var_alt_model(instance: Insta
     reply = instance.must("chat", "--chain", "./alt-chain.json", "hello")
 
     assert "from the alt model" in reply.stdout, reply.describe()
+
+
+# --- default-autocomplete-* pick the completion model, apart from default-model ---------------
+
+AUTOCOMPLETE_USES_ITS_OWN_MODEL = Case(
+    name="default-autocomplete-model picks the completion model apart from the chat default",
+    backends={
+        "scripted": Script(turns=["from the chat default"]),
+        "completer": Script(model="completer-model", turns=["fmt.Println(1)"]),
+    },
+    steps=[
+        step("config", "set", "default-autocomplete-model", "completer-model"),
+        step("config", "set", "default-autocomplete-provider", "scripted-test"),
+        step(
+            "autocomplete",
+            "--stdio",
+            stdin=json.dumps(
+                {"id": "1", "path": "main.go", "language": "go", "prefix": "func main() {\n\t"}
+                | {"suffix": "\n}", "max_tokens": 64}
+            )
+            + "\n",
+            stdout_has=['{"id":"1","completion":"fmt.Println(1)"}'],
+            stdout_lacks=["from the chat default"],
+            notices_has=["(model completer-model)"],
+        ),
+    ],
+    serves_all_turns=False,
+)

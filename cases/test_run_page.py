@@ -262,7 +262,9 @@ RUN_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
         ),
     ],
     probes=[
-        probe("missions", _mission_statuses),
+        # The record survives; its status races the teardown (seen both `open` and
+        # `derailed`), so only who ran under what is captured.
+        probe("missions", lambda i: [(m.agent, m.envelope) for m in missions(i)]),
         probe("asks", lambda i: [(a.kind, a.tool) for a in approvals(i)]),
     ],
     serves_all_turns=False,
