@@ -1,0 +1,244 @@
+"""`contenox model` as contenox-cli.md describes it: list, set-context, capability.
+
+`model list` itself is `cases/test_models.py`.
+"""
+
+from __future__ import annotations
+
+from harness import Case, Instance, Script, defect, open_acp, probe, route, step
+from harness.probes import models
+
+# A model whose script declares neither reasoning nor image input, so an
+# override that turns either on shows in `model list`.
+PLAIN = Script(capabilities={"think": False, "vision": False}, turns=["unused"])
+
+
+def _flags(instance: Instance) -> list[tuple[str, bool, bool]]:
+    return [(m.name, m.think, m.vision) for m in models(instance)]
+
+
+def test_model_has_exactly_list_set_context_and_capability(instance: Instance) -> None:
+    help_text = instance.must("model", "--help").stdout
+
+    section = help_text.split("Available Commands:", 1)[1].split("\n\n", 1)[0]
+    commands = sorted(line.split()[0] for line in section.splitlines() if line.strip())
+    assert commands == ["capability", "list", "set-context"], help_text
+
+
+SET_CONTEXT_FOR_A_LISTED_MODEL = Case(
+    name="set-context accepts a model as soon as it has appeared in model list",
+    script=Script(turns=["unused"]),
+    steps=[
+        step("model", "list", stdout_has=["scripted-test"]),
+        step(
+            "model",
+            "set-context",
+            "scripted-test",
+            "--context",
+            "12k",
+            stdout_has=['Model "scripted-test" context set to 12000.'],
+        ),
+    ],
+    serves_all_turns=False,
+    defect=(
+        "on a fresh home with the scripted backend registered, `contenox model list` shows "
+        "`scripted-test`, then `contenox model set-context scripted-test --context 12k` exits 1 "
+        "with 'Error: model \"scripted-test\" has no local override row yet: libdb: not found'; "
+        "it works only after something syncs the backends (`contenox doctor`, or a run). "
+        "Contradicts contenox-cli.md, `contenox model set-context`: 'Override the locally "
+        "stored context window for a model the runtime already knows about (one that has "
+        "appeared in `model list`)'."
+    ),
+)
+
+CONTEXT_SHORTHANDS = [
+    Case(
+        name=f"set-context reads {given} as {meant} tokens",
+        script=Script(turns=["unused"]),
+        steps=[
+            # doctor syncs the backends, which set-context needs (see the defect above).
+            step("doctor"),
+            step(
+                "model",
+                "set-context",
+                "scripted-test",
+                "--context",
+                given,
+                stdout_has=[f'Model "scripted-test" context set to {meant}.'],
+            ),
+        ],
+        serves_all_turns=False,
+    )
+    for given, meant in (("4096", "4096"), ("12k", "12000"), ("128k", "128000"), ("1m", "1000000"))
+]
+
+SET_CONTEXT_ZERO_CLEARS = Case(
+    name="set-context 0 clears the override",
+    script=Script(turns=["unused"]),
+    steps=[
+        step("doctor"),
+        step("model", "set-context", "scripted-test", "--context", "12k"),
+        step(
+            "model",
+            "set-context",
+            "scripted-test",
+            "--context",
+            "0",
+            stdout_has=['Model "scripted-test" context cleared'],
+        ),
+    ],
+    serves_all_turns=False,
+)
+
+SET_CONTEXT_NEEDS_CONTEXT = Case(
+    name="set-context without context is refused",
+    script=Script(turns=["unused"]),
+    steps=[
+        step("doctor"),
+        step(
+            "model",
+            "set-context",
+            "scripted-test",
+            exit_code=1,
+            notices_has=['required flag(s) "context" not set'],
+        ),
+    ],
+    serves_all_turns=False,
+)
+
+
+@defect(
+    "after `contenox doctor` and `contenox model set-context scripted-test --context 1k` "
+    "('Model \"scripted-test\" context set to 1000.'), an ACP prompt of 2000 words is served: "
+    "the session reports `usage_update used: 11963, size: 32768` (the script's own context) "
+    "and the scripted reply streams back with stopReason end_turn; `model list` also keeps "
+    "showing CTX 32768. The same backend declared with context_length 50 is refused by acp "
+    "('exceeds context length'). Contradicts contenox-cli.md, `contenox model set-context`: "
+    "'Override the locally stored context window for a model … Useful when a backend reports "
+    "a different (or no) context size than the model actually supports.'"
+)
+def test_a_context_override_bounds_what_the_model_is_sent(instance: Instance) -> None:
+    # function: needs an ACP client (acp refuses what exceeds the context; chat does not)
+    instance.init()
+    instance.use_script(Script(turns=[route(), "this must not be served"]))
+    instance.must("doctor")
+    instance.must("model", "set-context", "scripted-test", "--context", "1k")
+
+    # ~2 000 tokens: well inside the script's own 32 768, far over the 1 000 override.
+    with open_acp(instance) as acp:
+        turn = acp.prompt("hello " * 2000)
+
+    assert turn.error is not None, turn.describe()
+    assert "exceeds context length" in str(turn.error["message"]), turn.describe()
+    assert "this must not be served" not in turn.text, turn.describe()
+
+
+CAPABILITY_SET_THINK = Case(
+    name="capability set think true marks the model as reasoning in model list",
+    script=PLAIN,
+    steps=[
+        step(
+            "model",
+            "capability",
+            "set",
+            "scripted-test",
+            "scripted-test",
+            "--think",
+            "true",
+            stdout_has=["Capability override set for scripted-test/scripted-test: think=true."],
+        ),
+    ],
+    probes=[probe("model flags (name, think, vision)", _flags)],
+    serves_all_turns=False,
+)
+
+CAPABILITY_SET_VISION = Case(
+    name="capability set vision true marks the model as taking images in model list",
+    script=PLAIN,
+    steps=[
+        step(
+            "model",
+            "capability",
+            "set",
+            "scripted-test",
+            "scripted-test",
+            "--vision",
+            "true",
+            stdout_has=["Capability override set for scripted-test/scripted-test: vision=true."],
+        ),
+    ],
+    probes=[probe("model flags (name, think, vision)", _flags)],
+    serves_all_turns=False,
+)
+
+
+def test_a_capability_override_shows_in_model_list(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(PLAIN)
+    assert _flags(instance) == [("scripted-test", False, False)]
+
+    instance.must("model", "capability", "set", "scripted-test", "scripted-test", "--think", "true")
+    instance.must(
+        "model", "capability", "set", "scripted-test", "scripted-test", "--vision", "true"
+    )
+
+    assert _flags(instance) == [("scripted-test", True, True)]
+
+
+CAPABILITY_SHOW = Case(
+    name="capability show prints the current override",
+    script=PLAIN,
+    steps=[
+        step("model", "capability", "set", "scripted-test", "scripted-test", "--think", "true"),
+        step("model", "capability", "set", "scripted-test", "scripted-test", "--vision", "false"),
+        step(
+            "model",
+            "capability",
+            "show",
+            "scripted-test",
+            "scripted-test",
+            stdout_has=[
+                "Capability override for scripted-test/scripted-test: think=true, vision=false."
+            ],
+        ),
+    ],
+    serves_all_turns=False,
+)
+
+
+def test_capability_unset_reverts_to_what_the_backend_declares(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(PLAIN)
+    instance.must("model", "capability", "set", "scripted-test", "scripted-test", "--think", "true")
+
+    instance.must("model", "capability", "unset", "scripted-test", "scripted-test")
+
+    assert _flags(instance) == [("scripted-test", False, False)]
+    shown = instance.must("model", "capability", "show", "scripted-test", "scripted-test")
+    assert "No capability override for scripted-test/scripted-test." in shown.stdout, shown
+
+
+CAPABILITY_SET_NEEDS_A_FLAG = Case(
+    name="capability set without think or vision is refused",
+    script=PLAIN,
+    steps=[
+        step(
+            "model",
+            "capability",
+            "set",
+            "scripted-test",
+            "scripted-test",
+            exit_code=1,
+            notices_has=["provide at least one capability flag: --think or --vision"],
+        ),
+        step(
+            "model",
+            "capability",
+            "show",
+            "scripted-test",
+            "scripted-test",
+            stdout_has=["No capability override"],
+        ),
+    ],
+    serves_all_turns=False,
+)
