@@ -282,3 +282,29 @@ def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instan
         turn = acp.prompt("list the files")
     assert turn.permission_requests == [], turn.describe()
     assert turn.terminal_commands == [], turn.describe()
+
+
+# function: needs background
+def test_a_compound_line_of_allowlisted_verbs_is_read_structurally_and_runs_without_asking(
+    instance: Instance,
+) -> None:
+    instance.init()
+    _without_shell_hard_bounds(instance)
+    verdict = _shell(instance, "default", "echo first && echo second", shell=True)
+    assert not verdict.asked, verdict
+    assert "first" in verdict.result and "second" in verdict.result, verdict
+
+
+# function: needs background
+def test_a_run_unit_s_shell_is_not_walled_off_from_files_outside_the_workspace(
+    instance: Instance,
+) -> None:
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
+        '{"version": 1, "default_action": "allow", "rules": []}\n'
+    )
+    outside = instance.home / "outside-the-workspace.txt"
+    outside.write_text("reachable from the unit shell\n")
+    verdict = _shell(instance, "open", "cat", str(outside))
+    assert not verdict.asked, verdict
+    assert "reachable from the unit shell" in verdict.result, verdict

@@ -113,6 +113,36 @@ def test_by_default_a_run_shell_keeps_the_toolchain_and_loses_every_credential_s
 
 
 # function: needs capture
+def test_the_scrubbed_shell_keeps_the_operator_s_home_and_path(instance: Instance) -> None:
+    seen = _shell_env_under_run(instance, {})
+    assert seen.get("HOME") == str(instance.home)
+    assert seen.get("PATH") == instance.env()["PATH"]
+
+
+# function: needs capture
+@defect(
+    "under the default deny-secrets scrub, a `run` unit's local_shell `env` lacks DATABASE_URL, "
+    "GITHUB_PAT, PGPASSWORD and NPM_CONFIG_AUTH, none of which matches a listed shape "
+    "(`contenox sandbox env` with the same variables drops them too). environment.md: "
+    "'deny-secrets | Everything except the control plane (CONTENOX_*), the common credential "
+    "shapes, and anything in SANDBOX_ENV_DENY', the shapes listed as CONTENOX_* *_TOKEN *_KEY "
+    "*_SECRET *_PASSWORD *_PASSWD *_CREDENTIALS; the page's own example of a variable a task "
+    "needs is a DATABASE_URL."
+)
+def test_deny_secrets_keeps_every_variable_that_matches_no_listed_credential_shape(
+    instance: Instance,
+) -> None:
+    unlisted = {
+        "DATABASE_URL": "postgres://probe/app",
+        "GITHUB_PAT": "pat-probe",
+        "PGPASSWORD": "pg-probe",
+        "NPM_CONFIG_AUTH": "npm-probe",
+    }
+    seen = _shell_env_under_run(instance, unlisted)
+    assert {k: seen.get(k) for k in unlisted} == unlisted
+
+
+# function: needs capture
 def test_scrub_off_hands_the_shell_the_whole_environment_credentials_included(
     instance: Instance,
 ) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from harness import Instance, Script, ToolCall, Turn, defect, mission_finish
+from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, open_acp, route
 from harness.probes import approvals, await_approval, deny, missions
 from harness.process import start_contenox
 
@@ -297,7 +297,8 @@ def test_hitl_trust_refresh_rewrites_a_changed_digest_and_reports_it(instance: I
     policy = _setup(instance, None)
     _declare(instance, str(tool))
     tool.write_bytes(b"#!/bin/sh\nexit 0\n# upgraded\n")
-    result = instance.must("hitl", "trust", "--policy", POLICY, "--refresh")
+    # An explicit file path works as well as a name on the search path.
+    result = instance.must("hitl", "trust", "--policy", str(policy), "--refresh")
     assert str(tool) in result.stdout and _sha256(tool) in result.stdout, result.describe()
     assert json.loads(policy.read_text())["trusted_binaries"]["hashes"] == {
         str(tool): _sha256(tool)
@@ -376,6 +377,12 @@ def test_doctor_reports_drift_of_the_active_policy_and_names_hitl_trust_refresh(
     report = instance.contenox("doctor").stdout
     assert f"{contenox_dir / 'hitl-policy-default.json'}: {tool}: does not match" in report, report
     assert "contenox hitl trust --refresh" in report, report
+    categories = {
+        issue.get("category")
+        for issue in json.loads(instance.must("doctor", "--json").stdout)["issues"]
+        if "trusted-binary" in str(issue.get("message"))
+    }
+    assert categories == {"policy"}, categories
 
 
 # --------------------------------------------------------------------------- in an envelope
@@ -468,3 +475,67 @@ def test_an_envelope_declared_in_the_workspace_agents_toml_governs_the_run(
     ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
     deny(instance, ask.id)
     run.wait(timeout=90).assert_success()
+
+
+# --------------------------------------------------------------------------- the reason on the card
+
+
+def _acp_ask_detail(instance: Instance, trusted: Mapping[str, Any], env: Mapping[str, str]) -> str:
+    """The reason an editor is shown when the pinned ``echo`` stops for approval over ACP.
+
+    An ACP session gates on the default policy, so the pinned policy is written
+    as the top-level copy that shadows the rendered ``default`` envelope.
+    """
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-default.json").write_text(
+        json.dumps(_policy(trusted))
+    )
+    instance.use_script(
+        Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("local_shell", {"command": "echo", "args": ["hi"]})]),
+                "Done.",
+            ]
+        )
+    )
+    with open_acp(instance, permission="deny", env=env) as acp:
+        turn = acp.prompt("say hello")
+    [ask] = turn.permission_requests
+    assert turn.terminal_commands == [], turn.describe()
+    return str(ask.meta.get("detail", ""))
+
+
+# function: needs acp
+def test_the_approval_card_names_the_real_path_a_name_resolved_outside_the_trusted_dirs(
+    instance: Instance,
+) -> None:
+    echo = _real_echo()
+    links = instance.work / "links"
+    links.mkdir()
+    (links / "echo").symlink_to(echo)
+    detail = _acp_ask_detail(
+        instance,
+        {"dirs": ["/nonexistent-trusted-dir"]},
+        {"PATH": f"{links}:{os.environ['PATH']}"},
+    )
+    assert f"binary at {echo} is not under any trusted_binaries.dirs entry" in detail, detail
+    assert "allow refused" in detail, detail
+
+
+# function: needs acp
+def test_the_approval_card_says_a_changed_binary_does_not_match_its_declared_hash(
+    instance: Instance,
+) -> None:
+    echo = _real_echo()
+    detail = _acp_ask_detail(instance, {"hashes": {str(echo): "0" * 64}}, {})
+    assert f"binary at {echo} does not match the declared hash" in detail, detail
+    assert "re-declare after verifying the upgrade, or investigate" in detail, detail
+
+
+# function: needs capture
+def test_the_shipped_envelopes_declare_no_trusted_binaries(instance: Instance) -> None:
+    instance.init()
+    listing = instance.must("hitl", "trust", "--list", "--policy", "hitl-policy-default.json")
+    assert "hashes: (none declared" in listing.stdout, listing.describe()
+    assert "dirs: (none declared" in listing.stdout, listing.describe()
