@@ -22,6 +22,7 @@ import pytest
 
 from harness import (
     Instance,
+    defect,
     Script,
     ToolCall,
     Turn,
@@ -29,7 +30,7 @@ from harness import (
     open_acp,
     route,
 )
-from harness.probes import approvals, deny, session_records, transcript
+from harness.probes import approvals, deny, mission, missions, session_records, transcript
 from harness.process import start_contenox
 
 _ASK_OR_END = re.compile(r'subject="ask raised"|finished: \w+|did not finish within')
@@ -308,3 +309,179 @@ def test_a_run_unit_s_shell_is_not_walled_off_from_files_outside_the_workspace(
     verdict = _shell(instance, "open", "cat", str(outside))
     assert not verdict.asked, verdict
     assert "reachable from the unit shell" in verdict.result, verdict
+
+
+# --------------------------------------------------------------------------- envelopes (guardrails.md)
+
+
+def _envelope(instance: Instance, text: str) -> None:
+    """Append envelope tables to the global agents.toml ``init`` wrote; each run renders them."""
+    instance.init()
+    agents = instance.home / ".contenox" / "agents.toml"
+    agents.write_text(agents.read_text() + "\n" + text)
+
+
+# function: needs background
+def test_an_axis_left_unset_takes_default_action_deny(instance: Instance) -> None:
+    _envelope(
+        instance,
+        '[envelopes.noshell]\ndefault_action = "deny"\nfiles.read = "allow"\n'
+        'missions.fire = "allow"\n',
+    )
+    verdict = _shell(instance, "noshell", "ls")
+    assert not verdict.asked and _refused(verdict), verdict
+
+
+# function: needs background
+def test_an_axis_left_unset_takes_default_action_approve(instance: Instance) -> None:
+    _envelope(
+        instance,
+        '[envelopes.askshell]\ndefault_action = "approve"\nfiles.read = "allow"\n'
+        'missions.fire = "allow"\n',
+    )
+    verdict = _shell(instance, "askshell", "ls")
+    assert verdict.asked, verdict
+
+
+# function: needs background
+def test_an_ask_with_a_timeout_nobody_answers_is_denied_and_the_run_moves_on(
+    instance: Instance,
+) -> None:
+    _envelope(
+        instance,
+        '[envelopes.shortwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+        'shell = { grant = "approve", timeout = "3s", on_timeout = "deny" }\n',
+    )
+    victim = instance.write("keep-me.txt", "x")
+    instance.use_script(_one_call("local_shell", {"command": "rm", "args": ["keep-me.txt"]}))
+    # Nobody answers: the ask must resolve itself to a denial and the mission land.
+    run = instance.contenox(
+        "run", "--policy", "shortwait", "--timeout", "90s", "do the task", timeout=120
+    )
+    assert run.exit_code == 0, run.describe()
+    assert victim.exists()
+    assert _refused(Verdict(False, _tool_result(instance), run.exit_code)), _tool_result(instance)
+
+
+def _pending_expiry(instance: Instance, policy: str) -> str:
+    instance.use_script(_one_call("local_shell", {"command": "rm", "args": ["nothing"]}))
+    run = start_contenox(instance, "run", "--policy", policy, "--timeout", "90s", "do the task")
+    run.wait_for_output(_ASK_OR_END, stream="stderr", timeout=90)
+    [ask] = approvals(instance)
+    deny(instance, ask.id)
+    run.wait(timeout=90)
+    return ask.expires_in
+
+
+# function: needs background
+def test_an_ask_with_timeout_never_has_no_deadline(instance: Instance) -> None:
+    _envelope(
+        instance,
+        '[envelopes.forever]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+        'shell = { grant = "approve", timeout = "never" }\n',
+    )
+    assert _pending_expiry(instance, "forever") == "never"
+
+
+# function: needs background
+def test_an_ask_without_a_timeout_is_bounded_by_the_seven_day_approval_ceiling(
+    instance: Instance,
+) -> None:
+    instance.init()
+    assert _pending_expiry(instance, "default") == "6d"  # seven days, less the seconds gone
+
+
+# function: needs background
+def test_an_ask_without_a_timeout_is_bounded_by_the_ceiling_the_host_sets(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.must("config", "set", "approval-ceiling", "2h")
+    assert _pending_expiry(instance, "default") in {"1h", "2h", "1h59m"}
+
+
+@pytest.mark.parametrize(
+    "grant",
+    [
+        'shell = { grant = "approve", timeout = "30m", on_timeout = "allow" }',
+        'shell = { grant = "approve", timeout = "never", on_timeout = "deny" }',
+    ],
+    ids=["on-timeout-allow", "never-with-on-timeout"],
+)
+# function: needs capture
+def test_an_on_timeout_other_than_deny_or_beside_never_is_refused(
+    instance: Instance, grant: str
+) -> None:
+    _envelope(
+        instance,
+        f'[envelopes.badwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n{grant}\n',
+    )
+    instance.use_script(_one_call("local_shell", {"command": "ls"}))
+    run = instance.contenox("run", "--policy", "badwait", "--timeout", "30s", "do the task")
+    assert run.exit_code != 0, run.describe()
+    assert "badwait" in run.stderr, run.describe()
+
+
+# function: needs capture
+def test_a_typo_inside_compute_refuses_to_load_the_policy(instance: Instance) -> None:
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-typo.json").write_text(
+        '{"version": 1, "default_action": "allow", "rules": [],'
+        ' "compute": {"maxToolCals": 3}}\n'
+    )
+    instance.use_script(_one_call("local_shell", {"command": "ls"}))
+    run = instance.contenox("run", "--policy", "typo", "--timeout", "30s", "do the task")
+    assert run.exit_code != 0, run.describe()
+
+
+def _under_model_allowlist(instance: Instance, allowlist: str) -> None:
+    _envelope(
+        instance,
+        '[envelopes.pinnedmodel]\ndefault_action = "allow"\n\n[envelopes.pinnedmodel.compute]\n'
+        f'model_allowlist = {allowlist}\non_exhausted = "finish_stuck"\n',
+    )
+    instance.use_script(_one_call("local_shell", {"command": "ls"}))
+    instance.contenox("run", "--policy", "pinnedmodel", "--timeout", "90s", "do the task")
+
+
+# function: needs capture
+def test_a_unit_runs_on_a_model_the_envelope_s_model_allowlist_names(instance: Instance) -> None:
+    _under_model_allowlist(instance, '["scripted-test"]')
+    assert [m.status for m in missions(instance)] == ["landed"]
+
+
+# function: needs capture
+def test_a_unit_cannot_use_a_model_the_envelope_s_model_allowlist_does_not_name(
+    instance: Instance,
+) -> None:
+    _under_model_allowlist(instance, '["a-model-nobody-named"]')
+    [fired] = missions(instance)
+    assert fired.status != "landed"
+    detail = mission(instance, fired.id)
+    assert "modelAllowlist" in detail.status_reason, detail
+
+
+# function: needs capture
+@defect(
+    "an envelope whose compute.model_allowlist names only 'a-model-nobody-named' (on_exhausted "
+    "= finish_stuck), `contenox run --policy pinnedmodel …` on the scripted-test model: `mission "
+    "show` says 'Status: derailed — unit turn failed: … chat failed: compute bound refused: "
+    "modelAllowlist …', not stuck. guardrails.md: 'A unit that crosses a bound ends as `stuck` "
+    "rather than running on.'; missions.md: 'Crossing an enforced bound is never silent: the "
+    "mission is finished `stuck` with a reason led by `compute bound exhausted`'."
+)
+def test_a_unit_that_crosses_an_enforced_compute_bound_ends_stuck(instance: Instance) -> None:
+    _under_model_allowlist(instance, '["a-model-nobody-named"]')
+    assert [m.status for m in missions(instance)] == ["stuck"]
+
+
+# function: needs background
+def test_a_read_outside_the_workspace_is_refused_by_a_file_tool(instance: Instance) -> None:
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
+        '{"version": 1, "default_action": "allow", "rules": []}\n'
+    )
+    outside = instance.home / "outside-the-workspace.txt"
+    outside.write_text("NOT-FOR-THE-FILE-TOOL\n")
+    verdict = _verdict(instance, "open", "read_file", {"path": str(outside)})
+    assert "NOT-FOR-THE-FILE-TOOL" not in verdict.result, verdict
