@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -485,3 +486,80 @@ def test_a_read_outside_the_workspace_is_refused_by_a_file_tool(instance: Instan
     outside.write_text("NOT-FOR-THE-FILE-TOOL\n")
     verdict = _verdict(instance, "open", "read_file", {"path": str(outside)})
     assert "NOT-FOR-THE-FILE-TOOL" not in verdict.result, verdict
+
+
+def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
+    """Open a second ACP session asking for ``asked``; the shell cwds it used, or None if refused."""
+    instance.init()
+    instance.use_script(
+        Script(
+            turns=[route(), Turn(tool_calls=[ToolCall("local_shell", {"command": "pwd"})]), "Ok."]
+        )
+    )
+    with open_acp(instance, permission="allow") as acp:
+        answer = acp.request("session/new", {"cwd": str(asked), "mcpServers": []})
+        if "error" in answer:
+            return None
+        result = answer["result"]
+        assert isinstance(result, dict), answer
+        turn = acp.prompt("where am I", session_id=str(result["sessionId"]))
+    return [r.params.get("cwd") for r in turn.requests_of("terminal/create")]
+
+
+# function: needs acp
+@defect(
+    "`contenox acp` started in the workspace, a first session opened there, then a second "
+    "`session/new` with cwd <tmp>/elsewhere: accepted, and a scripted local_shell `pwd` in it "
+    "went out as terminal/create with cwd <tmp>/elsewhere and printed that path. guardrails.md: "
+    "'Its sessions run there and nowhere else — never in a directory a client asked for'; "
+    "contenox-cli.md, Workspace authority: 'One instance serves exactly one workspace, fixed at "
+    "launch … Serving a second workspace means starting a second instance'."
+)
+def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
+    instance: Instance,
+) -> None:
+    elsewhere = instance.tmp / "elsewhere"
+    elsewhere.mkdir()
+    cwds = _second_session_cwd(instance, elsewhere)
+    assert cwds is None or cwds == [str(instance.work)], cwds
+
+
+# function: needs acp
+@defect(
+    "over `contenox acp`, a `session/new` with cwd ~/.contenox (the control plane: config, "
+    "local.db, policies) is accepted, and a scripted local_shell `pwd` in it goes out as "
+    "terminal/create with cwd ~/.contenox. guardrails.md: 'never in the runtime's own config, "
+    "database or policies'; contenox-cli.md, Workspace authority: 'The runtime's own control "
+    "plane (`~/.contenox` …) is never a workspace, on any shape. There is no setting that turns "
+    "this off.'"
+)
+def test_the_runtime_s_own_control_plane_is_never_a_session_s_workspace(
+    instance: Instance,
+) -> None:
+    control_plane = instance.home / ".contenox"
+    control_plane.mkdir(exist_ok=True)
+    cwds = _second_session_cwd(instance, control_plane)
+    assert cwds is None or str(control_plane) not in [str(c) for c in cwds], cwds
+
+
+# function: needs acp
+def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.write("notes.txt", "plain project notes\n")
+    # The session's policy exists by name but cannot be read as a file.
+    (instance.home / ".contenox" / "hitl-policy-default.json").mkdir()
+    instance.use_script(
+        Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+                "Read.",
+            ]
+        )
+    )
+    with open_acp(instance, permission="deny") as acp:
+        turn = acp.prompt("read the notes")
+    assert len(turn.permission_requests) == 1, turn.describe()
+    assert turn.paths_read == [], turn.describe()
