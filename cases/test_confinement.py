@@ -563,3 +563,86 @@ def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads
         turn = acp.prompt("read the notes")
     assert len(turn.permission_requests) == 1, turn.describe()
     assert turn.paths_read == [], turn.describe()
+
+
+# --------------------------------------------------------------------------- which tools exist
+
+
+def _declared_echo(instance: Instance, tools: str | None) -> str:
+    """Run a declared agent ``narrow`` whose unit calls ``echo``; return that call's result."""
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
+        '{"version": 1, "default_action": "allow", "rules": []}\n'
+    )
+    front = "---\nname: narrow\ndescription: a narrowed test agent\n"
+    if tools is not None:
+        front += f"tools: {tools}\n"
+    (instance.home / ".contenox" / "agents" / "narrow.md").write_text(front + "---\nDo it.\n")
+    instance.use_script(_one_call("echo", {"input": "echoed-ok"}))
+    instance.must("run", "narrow", "--policy", "open", "--timeout", "60s", "echo", timeout=120)
+    return _tool_result(instance)
+
+
+# function: needs capture
+def test_a_declaration_that_omits_tools_inherits_every_tool(instance: Instance) -> None:
+    assert _declared_echo(instance, None) == "echoed-ok"
+
+
+# function: needs capture
+def test_a_star_grant_admits_the_native_toolsets(instance: Instance) -> None:
+    assert _declared_echo(instance, '"*"') == "echoed-ok"
+
+
+# function: needs capture
+def test_a_tool_the_declaration_never_granted_cannot_be_called(instance: Instance) -> None:
+    result = _declared_echo(instance, '"native-git"')
+    assert "tool echo not found" in result, result
+
+
+# function: needs capture
+def test_an_empty_tools_list_grants_nothing(instance: Instance) -> None:
+    result = _declared_echo(instance, "[]")
+    assert "tool echo not found" in result, result
+
+
+@pytest.mark.parametrize(
+    "tools",
+    ['["*", "!native-echo"]', '["!native-echo", "*"]'],
+    ids=["exclusion-last", "exclusion-first"],
+)
+# function: needs capture
+@defect(
+    "a declaration `~/.contenox/agents/narrow.md` with `tools: [\"*\", \"!native-echo\"]` (or "
+    "the exclusion first, or the string \"*, !native-echo\"): `contenox run narrow …` whose unit "
+    "calls echo gets 'echoed-ok' — the compiled .generated/chain-agent-narrow.json carries "
+    "execute_config.tools ['*', 'mission'], the exclusion dropped. guardrails.md: '\"!name\" | "
+    "removes that one toolset; an exclusion beats `*`, whatever order they appear in' and "
+    "'`\"!native-git\"` is how you drop one'; `run --help`: 'Tool grants read the same "
+    "everywhere: … \"!name\" removes one'."
+)
+def test_an_exclusion_removes_a_toolset_whatever_order_it_appears_in(
+    instance: Instance, tools: str
+) -> None:
+    result = _declared_echo(instance, tools)
+    assert "tool echo not found" in result, result
+
+
+UNNAMED_AND_NAMED = (
+    '[envelopes.unnamed]\ndefault_action = "approve"\nmissions.fire = "allow"\n\n'
+    '[envelopes.named]\ndefault_action = "approve"\nmissions.fire = "allow"\n\n'
+    '[envelopes.named.tools]\n"native-echo.*" = "allow"\n'
+)
+
+
+# function: needs background
+def test_a_tool_no_rule_names_falls_to_default_action_and_asks(instance: Instance) -> None:
+    _envelope(instance, UNNAMED_AND_NAMED)
+    verdict = _verdict(instance, "unnamed", "echo", {"input": "echoed-ok"})
+    assert verdict.asked, verdict
+
+
+# function: needs background
+def test_a_tool_the_envelope_names_under_tools_runs_without_asking(instance: Instance) -> None:
+    _envelope(instance, UNNAMED_AND_NAMED)
+    verdict = _verdict(instance, "named", "echo", {"input": "echoed-ok"})
+    assert not verdict.asked and verdict.result == "echoed-ok", verdict
