@@ -23,10 +23,10 @@ import pytest
 
 from harness import (
     Instance,
-    defect,
     Script,
     ToolCall,
     Turn,
+    defect,
     mission_finish,
     open_acp,
     route,
@@ -75,7 +75,9 @@ def _verdict(instance: Instance, policy: str, name: str, arguments: dict[str, An
     return Verdict(bool(pending), _tool_result(instance), result.exit_code)
 
 
-def _shell(instance: Instance, policy: str, command: str, *args: str, shell: bool = False) -> Verdict:
+def _shell(
+    instance: Instance, policy: str, command: str, *args: str, shell: bool = False
+) -> Verdict:
     arguments: dict[str, Any] = {"command": command}
     if args:
         arguments["args"] = list(args)
@@ -107,7 +109,7 @@ def _without_shell_hard_bounds(instance: Instance) -> None:
     agents.write_text(text)
 
 
-# --------------------------------------------------------------------------- the shell tiers
+# --- the shell tiers
 
 
 # function: needs background (an ask denied from a second process)
@@ -189,7 +191,7 @@ def test_a_command_off_allowed_commands_is_refused_even_where_the_envelope_allow
     assert "ls" in verdict.result and "git" in verdict.result, verdict
 
 
-# --------------------------------------------------------------------------- the credential quarantine
+# --- the credential quarantine
 
 
 @pytest.mark.parametrize("envelope", ["auto_edit", "default", "strict"])
@@ -225,7 +227,7 @@ def test_reading_a_dot_env_asks_rather_than_proceeding(instance: Instance) -> No
     assert "sk-live" not in verdict.result, verdict
 
 
-# --------------------------------------------------------------------------- fail closed
+# --- fail closed
 
 
 # function: needs capture
@@ -241,7 +243,8 @@ def test_an_unknown_default_action_refuses_to_load_the_policy(instance: Instance
     assert vetted.exit_code != 0 and "default_action" in vetted.stdout, vetted.describe()
 
 
-# --------------------------------------------------------------------------- what the wall does not cover
+# --- what the wall does not cover
+
 
 # function: needs acp
 def test_over_acp_local_shell_runs_in_the_editor_s_terminal_outside_any_wall(
@@ -312,7 +315,7 @@ def test_a_run_unit_s_shell_is_not_walled_off_from_files_outside_the_workspace(
     assert "reachable from the unit shell" in verdict.result, verdict
 
 
-# --------------------------------------------------------------------------- envelopes (guardrails.md)
+# --- envelopes (guardrails.md)
 
 
 def _envelope(instance: Instance, text: str) -> None:
@@ -427,8 +430,7 @@ def test_an_on_timeout_other_than_deny_or_beside_never_is_refused(
 def test_a_typo_inside_compute_refuses_to_load_the_policy(instance: Instance) -> None:
     instance.init()
     (instance.home / ".contenox" / "hitl-policy-typo.json").write_text(
-        '{"version": 1, "default_action": "allow", "rules": [],'
-        ' "compute": {"maxToolCals": 3}}\n'
+        '{"version": 1, "default_action": "allow", "rules": [], "compute": {"maxToolCals": 3}}\n'
     )
     instance.use_script(_one_call("local_shell", {"command": "ls"}))
     run = instance.contenox("run", "--policy", "typo", "--timeout", "30s", "do the task")
@@ -489,7 +491,7 @@ def test_a_read_outside_the_workspace_is_refused_by_a_file_tool(instance: Instan
 
 
 def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
-    """Open a second ACP session asking for ``asked``; the shell cwds it used, or None if refused."""
+    """Open a second ACP session asking for ``asked``: its shell cwds, or None if refused."""
     instance.init()
     instance.use_script(
         Script(
@@ -565,7 +567,7 @@ def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads
     assert turn.paths_read == [], turn.describe()
 
 
-# --------------------------------------------------------------------------- which tools exist
+# --- which tools exist
 
 
 def _declared_echo(instance: Instance, tools: str | None) -> str:
@@ -612,13 +614,13 @@ def test_an_empty_tools_list_grants_nothing(instance: Instance) -> None:
 )
 # function: needs capture
 @defect(
-    "a declaration `~/.contenox/agents/narrow.md` with `tools: [\"*\", \"!native-echo\"]` (or "
-    "the exclusion first, or the string \"*, !native-echo\"): `contenox run narrow …` whose unit "
+    'a declaration `~/.contenox/agents/narrow.md` with `tools: ["*", "!native-echo"]` (or '
+    'the exclusion first, or the string "*, !native-echo"): `contenox run narrow …` whose unit '
     "calls echo gets 'echoed-ok' — the compiled .generated/chain-agent-narrow.json carries "
     "execute_config.tools ['*', 'mission'], the exclusion dropped. guardrails.md: '\"!name\" | "
     "removes that one toolset; an exclusion beats `*`, whatever order they appear in' and "
     "'`\"!native-git\"` is how you drop one'; `run --help`: 'Tool grants read the same "
-    "everywhere: … \"!name\" removes one'."
+    'everywhere: … "!name" removes one\'.'
 )
 def test_an_exclusion_removes_a_toolset_whatever_order_it_appears_in(
     instance: Instance, tools: str

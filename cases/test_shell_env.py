@@ -27,7 +27,6 @@ from harness import (
     defect,
     mission_finish,
     open_acp,
-    output_of,
     route,
     step,
 )
@@ -46,7 +45,10 @@ ASKING_POLICY = (
 
 PRINT_ENV = Script(
     turns=[
-        Turn(text="Printing the environment.", tool_calls=[ToolCall("local_shell", {"command": "env"})]),
+        Turn(
+            text="Printing the environment.",
+            tool_calls=[ToolCall("local_shell", {"command": "env"})],
+        ),
         Turn(tool_calls=[mission_finish("landed")]),
         "Done.",
     ]
@@ -344,7 +346,7 @@ def test_sandbox_terminal_scrub_deny_secrets_strips_the_terminal_preview(
     assert "GOCACHE" in names
 
 
-# --------------------------------------------------------------------------- acp
+# --- acp
 
 ACP_PRINT_ENV = Script(
     turns=[route(), Turn(tool_calls=[ToolCall("local_shell", {"command": "env"})]), "Printed."]
@@ -404,7 +406,7 @@ def test_over_acp_an_injected_variable_reaches_the_forwarded_shell(instance: Ins
     assert seen.get("PROBE_INJECTED") == "on-top"
 
 
-# --------------------------------------------------------------------------- shell-env verbs
+# --- shell-env verbs
 
 SHELL_ENV_ROUND_TRIP = Case(
     name="shell-env set, list and unset manage the injected variables",
@@ -442,6 +444,7 @@ SHELL_ENV_REFUSES_A_NAME_WITHOUT_VALUE = Case(
         step("shell-env", "list", stdout_has=["no global shell-env variables set"]),
     ],
 )
+
 
 # function: needs another cwd
 def test_an_injected_variable_is_global_a_second_workspace_lists_it_too(

@@ -43,7 +43,7 @@ ECHO = Script(
     ]
 )
 
-PLANTED = "#!/bin/sh\necho planted > \"$PLANT_MARKER\"\necho planted\n"
+PLANTED = '#!/bin/sh\necho planted > "$PLANT_MARKER"\necho planted\n'
 
 
 def _real_echo() -> Path:
@@ -235,7 +235,7 @@ def test_a_malformed_trusted_binaries_block_fails_the_policy_and_vet_names_it(
     assert not (instance.work / "planted-ran").exists()
 
 
-# --------------------------------------------------------------------------- declaring with hitl trust
+# --- declaring with hitl trust
 
 
 def _declare(instance: Instance, *names: str, env: Mapping[str, str] | None = None) -> str:
@@ -385,7 +385,7 @@ def test_doctor_reports_drift_of_the_active_policy_and_names_hitl_trust_refresh(
     assert categories == {"policy"}, categories
 
 
-# --------------------------------------------------------------------------- in an envelope
+# --- in an envelope
 
 ENVELOPES = """
 [envelopes.pinparent]
@@ -432,9 +432,7 @@ def test_an_envelope_s_trusted_binaries_block_withdraws_the_allow_outside_its_di
     instance: Instance,
 ) -> None:
     _envelopes(instance, "/nonexistent-trusted-dir", child_hash=False)
-    run = start_contenox(
-        instance, "run", "--policy", "pinparent", "--timeout", "90s", "say hello"
-    )
+    run = start_contenox(instance, "run", "--policy", "pinparent", "--timeout", "90s", "say hello")
     ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
     deny(instance, ask.id)
     run.wait(timeout=90).assert_success()
@@ -457,7 +455,7 @@ def test_under_extends_a_child_adding_a_hash_keeps_the_parent_s_dirs(instance: I
     '["/nonexistent-trusted-dir"]) in the WORKSPACE .contenox/agents.toml, `contenox init` '
     "renders work/.contenox/.generated/hitl-policy-pinparent.json, and `contenox run --policy "
     "pinparent` prints 'Mission fired … under envelope \"pinparent\"' — but its unit logs "
-    "'hitl: policy \"pinparent\" unreadable, gating on default \"hitl-policy-default.json\" "
+    '\'hitl: policy "pinparent" unreadable, gating on default "hitl-policy-default.json" '
     "instead: … open ~/.contenox/.generated/hitl-policy-pinparent.json: no such file', and echo "
     "runs unattended under the default envelope's allowlist with no ask. agents.toml header: "
     "'3. .contenox/agents.toml (workspace wins)'; trusted-binaries.md: 'An envelope carries it "
@@ -469,15 +467,13 @@ def test_an_envelope_declared_in_the_workspace_agents_toml_governs_the_run(
     instance.write(".contenox/agents.toml", ENVELOPES.replace("{dirs}", "/nonexistent-dir"))
     instance.init()
     instance.use_script(ECHO)
-    run = start_contenox(
-        instance, "run", "--policy", "pinparent", "--timeout", "90s", "say hello"
-    )
+    run = start_contenox(instance, "run", "--policy", "pinparent", "--timeout", "90s", "say hello")
     ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
     deny(instance, ask.id)
     run.wait(timeout=90).assert_success()
 
 
-# --------------------------------------------------------------------------- the reason on the card
+# --- the reason on the card
 
 
 def _acp_ask_detail(instance: Instance, trusted: Mapping[str, Any], env: Mapping[str, str]) -> str:
