@@ -711,3 +711,82 @@ def _moderation_case(label: str, reaches: bool) -> Case:
 
 
 MODERATION = [_moderation_case("safe", True), _moderation_case("unsafe", False)]
+
+
+# --- an authored chain's execute_config.tools
+
+
+def _authored_shell(instance: Instance, execute_config: dict[str, Any]) -> str:
+    """Chat once (``--shell``) through an authored chain whose model calls local_shell ``pwd``."""
+    instance.init()
+    config = {"model": "{{var:model}}", "provider": "{{var:provider}}", **execute_config}
+    back = {"branches": [{"operator": "default", "when": "", "goto": "agent"}]}
+    chain = {
+        "id": "authored",
+        "description": "an authored chain: one model task, one tool task",
+        # Without a context budget every tool result reads as too large.
+        "token_limit": 131072,
+        "tasks": [
+            {
+                "id": "agent",
+                "handler": "chat_completion",
+                "system_instruction": "Do the task.",
+                "execute_config": config,
+                "transition": {
+                    "branches": [
+                        {"operator": "equals", "when": "tool_call", "goto": "tools"},
+                        {"operator": "default", "when": "", "goto": "end"},
+                    ]
+                },
+            },
+            {
+                "id": "tools",
+                "handler": "execute_tool_calls",
+                "input_var": "agent",
+                "execute_config": config,
+                "transition": back,
+            },
+        ],
+    }
+    path = instance.write("authored-chain.json", json.dumps(chain, indent=2))
+    instance.use_script(
+        Script(turns=[Turn(tool_calls=[ToolCall("local_shell", {"command": "pwd"})]), "Done."])
+    )
+    instance.must("chat", "--shell", "--chain", str(path), "where am I", timeout=120)
+    results = [m.content for m in transcript(instance).messages if m.role == "tool"]
+    assert len(results) == 1, results
+    return results[0]
+
+
+# function: needs capture
+def test_an_authored_task_granting_star_reaches_local_shell(instance: Instance) -> None:
+    result = _authored_shell(instance, {"tools": ["*"]})
+    assert str(instance.work) in result, result
+
+
+@pytest.mark.parametrize("tools", ["absent", None], ids=["absent", "null"])
+# function: needs capture
+def test_an_authored_task_without_a_tools_grant_has_no_tools(
+    instance: Instance, tools: str | None
+) -> None:
+    result = _authored_shell(instance, {} if tools == "absent" else {"tools": tools})
+    assert "tool local_shell not found" in result, result
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [["*", "!local_shell"], ["!local_shell", "*"]],
+    ids=["exclusion-last", "exclusion-first"],
+)
+# function: needs capture
+def test_an_authored_task_s_exclusion_beats_star_in_either_order(
+    instance: Instance, tools: list[str]
+) -> None:
+    result = _authored_shell(instance, {"tools": tools})
+    assert "tool local_shell not found" in result, result
+
+
+# function: needs capture
+def test_hide_tools_withholds_a_tool_a_star_grant_admits(instance: Instance) -> None:
+    result = _authored_shell(instance, {"tools": ["*"], "hide_tools": ["local_shell.local_shell"]})
+    assert "hidden" in result and str(instance.work) not in result, result
