@@ -34,7 +34,16 @@ from harness import (
     route,
     step,
 )
-from harness.probes import approvals, deny, mission, missions, session_records, transcript
+from harness.probes import (
+    answer,
+    approvals,
+    await_approval,
+    deny,
+    mission,
+    missions,
+    session_records,
+    transcript,
+)
 from harness.process import start_contenox
 
 _ASK_OR_END = re.compile(r'subject="ask raised"|finished: \w+|did not finish within')
@@ -790,3 +799,42 @@ def test_an_authored_task_s_exclusion_beats_star_in_either_order(
 def test_hide_tools_withholds_a_tool_a_star_grant_admits(instance: Instance) -> None:
     result = _authored_shell(instance, {"tools": ["*"], "hide_tools": ["local_shell.local_shell"]})
     assert "hidden" in result and str(instance.work) not in result, result
+
+
+# --- who may answer a unit's question
+
+QUESTION = Script(
+    turns=[
+        Turn(
+            text="Asking.",
+            tool_calls=[
+                ToolCall(
+                    "mission_ask_attention",
+                    {"summary": "which database", "question": "which database should I use"},
+                )
+            ],
+        ),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    ]
+)
+
+
+# function: needs background
+def test_with_missions_answer_denied_a_unit_s_question_waits_for_a_human(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(QUESTION)
+    run = start_contenox(instance, "run", "--policy", "strict", "--timeout", "90s", "pick a db")
+    ask = await_approval(instance, 60, kind="question", run=run)
+    assert ask.summary == "which database", ask
+    answer(instance, ask.id, "use the staging database")
+    run.wait(timeout=90).assert_success()
+    tool_results = [m.content for m in transcript(instance, _unit(instance)).messages]
+    assert any("use the staging database" in text for text in tool_results), tool_results
+
+
+def _unit(instance: Instance) -> str:
+    [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
+    return unit.id
