@@ -34,6 +34,7 @@ GET /health, /healthz, /ready, /readyz, /metrics       excluded from discovery b
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Mapping
@@ -57,6 +58,9 @@ __all__ = [
     "serve_http",
     "start_http_service",
 ]
+
+# werkzeug logs every request on stderr; the records are the log that counts.
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 # What /login hands out; /private accepts either.
 LOGIN_COOKIE = "sid-e2e-7f3a"
@@ -171,6 +175,10 @@ class HttpService:
         rows = [f"  {r.method} {r.path} {dict(r.query)} {dict(r.headers)} {r.body!r}" for r in self.requests()]
         return f"requests received by {self.url}:\n" + ("\n".join(rows) or "  (none)")
 
+    def _forget(self) -> None:
+        with self._lock:
+            self._requests.clear()
+
     def stop(self) -> None:
         """Stop serving (idempotent)."""
         if self._server.is_running():
@@ -239,6 +247,8 @@ def start_http_service(
     service = HttpService(server, spec if spec is not None else OPENAPI)
     server.expect_request(re.compile(".*")).respond_with_handler(service._handle)
     server.start()
+    # start() probes the server with a GET / of its own: not a request contenox made.
+    service._forget()
     service.url = server.url_for("/").rstrip("/")
     return service
 
