@@ -1,0 +1,312 @@
+"""What a model may call: a chain task's tool allowlist, the `{{tools}}` macros, and local files.
+
+The allowlist cases run a chain of their own through `contenox chat --chain <file>`
+(one chat_completion task and its execute_tool_calls loop, both given the same
+`execute_config.tools`), with the recording MCP server `rec` registered over stdio.
+What the model was offered is the `{{tools}}` manifest in its system prompt; what
+it could call is the tool result (`tool <name> not found`) and the server's record.
+
+The local file cases run under `contenox run`, where the runtime serves local_fs
+itself, rooted at the directory the command started in, under an envelope that
+allows every call — so a refusal comes from the tool, not from an approval gate.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, probes
+from harness.servers import read_mcp_records, stdio_command
+from harness.servers.mcp_server import TOOLS
+from harness.servers.wiring import (
+    OPEN_ENVELOPE,
+    model_view,
+    offered_roster,
+    open_envelope,
+    run_mission,
+)
+
+MANIFEST = "Available tools (tools -> function names):\n{{tools}}"
+ABSENT = object()
+
+
+def _chain(tools: Any = ABSENT, system: str = MANIFEST) -> dict[str, Any]:
+    config: dict[str, Any] = {"model": "{{var:model}}", "provider": "{{var:provider}}"}
+    if tools is not ABSENT:
+        config["tools"] = tools
+    runner: dict[str, Any] = {} if tools is ABSENT else {"tools": tools}
+    return {
+        "id": "allowlist",
+        "tasks": [
+            {
+                "id": "ask",
+                "handler": "chat_completion",
+                "system_instruction": system,
+                "execute_config": config,
+                "transition": {
+                    "branches": [
+                        {"operator": "equals", "when": "tool_call", "goto": "run"},
+                        {"operator": "default", "goto": "end"},
+                    ]
+                },
+            },
+            {
+                "id": "run",
+                "handler": "execute_tool_calls",
+                "input_var": "ask",
+                "execute_config": runner,
+                "transition": {"branches": [{"operator": "default", "goto": "ask"}]},
+            },
+        ],
+    }
+
+
+def _chat_chain(instance: Instance, chain: dict[str, Any], *calls: ToolCall) -> Path:
+    """init, the open envelope, `rec` over stdio, then `chat --chain` once; returns rec's record."""
+    instance.init()
+    open_envelope(instance)
+    instance.must("config", "set", "hitl-policy-name", OPEN_ENVELOPE)
+    record = instance.tmp / "rec.jsonl"
+    command, args = stdio_command(record)
+    instance.must("mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args))
+    path = instance.write("allowlist-chain.json", json.dumps(chain, indent=2))
+    turns: list[Turn | str] = [Turn(text="Calling.", tool_calls=list(calls))] if calls else []
+    instance.use_script(Script(turns=[*turns, "Done."]))
+    instance.must("chat", "--chain", path, "go")
+    return record
+
+
+def _called(record: Path) -> list[str]:
+    return [r.tool or "" for r in read_mcp_records(record) if r.method == "tools/call"]
+
+
+# ---------------------------------------------------------------- the allowlist
+
+
+@pytest.mark.parametrize("tools", [ABSENT, None, []], ids=["absent", "null", "empty"])
+def test_a_task_without_an_allowlist_or_with_an_empty_one_offers_no_tools(
+    instance: Instance, tools: Any
+) -> None:
+    # function: needs a server record read after the run
+    record = _chat_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
+
+    assert offered_roster(instance) == {}
+    assert "tool add not found" in model_view(instance)
+    assert _called(record) == []
+
+
+def test_a_named_allowlist_offers_only_the_named_toolsets(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    record = _chat_chain(
+        instance, _chain(["rec"]), ToolCall("add", {"a": 1, "b": 2}), ToolCall("echo", {"text": "x"})
+    )
+
+    assert offered_roster(instance) == {"rec": sorted(TOOLS)}
+    assert _called(record) == ["add"]
+    assert "tool echo not found" in model_view(instance)
+
+
+def test_a_star_allowlist_offers_every_connected_toolset_namespaced_ones_included(
+    instance: Instance,
+) -> None:
+    # function: needs a server record read after the run
+    record = _chat_chain(instance, _chain(["*"]), ToolCall("add", {"a": 1, "b": 2}))
+
+    roster = offered_roster(instance)
+    assert {"rec", "native-echo", "native-git", "native-fs-browse", "native-jq"} <= set(roster)
+    assert _called(record) == ["add"]
+
+
+@pytest.mark.parametrize(
+    "tools", [["*", "!rec"], ["!rec", "*"]], ids=["exclusion-after", "exclusion-before"]
+)
+def test_an_exclusion_wins_over_star_wherever_it_stands(instance: Instance, tools: list[str]) -> None:
+    # function: needs a server record read after the run
+    record = _chat_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
+
+    roster = offered_roster(instance)
+    assert "rec" not in roster and "native-echo" in roster
+    assert "tool add not found" in model_view(instance)
+    assert _called(record) == []
+
+
+def test_an_exclusion_removes_a_namespaced_in_process_toolset(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    _chat_chain(instance, _chain(["*", "!native-git"]))
+
+    roster = offered_roster(instance)
+    assert "native-git" not in roster and "rec" in roster
+
+
+def test_an_unknown_name_in_an_exact_allowlist_is_ignored(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    record = _chat_chain(instance, _chain(["rec", "no-such-toolset"]), ToolCall("count", {}))
+
+    assert offered_roster(instance) == {"rec": sorted(TOOLS)}
+    assert _called(record) == ["count"]
+
+
+# ---------------------------------------------------------------- the macros
+
+
+def test_the_toolservice_macros_render_the_allowed_toolsets_and_their_tools(
+    instance: Instance,
+) -> None:
+    # function: needs a server record read after the run
+    system = "\n".join(
+        [
+            "LIST={{toolservice:list}}",
+            "TOOLS={{toolservice:tools}}",
+            "ONE={{toolservice:tools rec}}",
+            "MANIFEST={{tools}}",
+        ]
+    )
+    _chat_chain(instance, _chain(["rec"], system))
+
+    [prompt] = probes.system_prompts(instance)
+    lines = dict(line.split("=", 1) for line in prompt.splitlines())
+    assert json.loads(lines["LIST"]) == json.loads(lines["MANIFEST"]) == {"rec": sorted(TOOLS)}
+    assert json.loads(lines["TOOLS"]) == ["rec"]
+    assert sorted(json.loads(lines["ONE"])) == sorted(TOOLS)
+
+
+def test_the_template_macros_render_chain_host_time_and_caller_variables(
+    instance: Instance,
+) -> None:
+    # function: needs a server record read after the run
+    system = "\n".join(
+        [
+            "CHAIN={{chain:id}}",
+            "OS={{host:os}}",
+            "ARCH={{host:arch}}",
+            "DAY={{now:2006-01-02}}",
+            "NOW={{now}}",
+            "MODEL={{var:model}}",
+        ]
+    )
+    _chat_chain(instance, _chain(["rec"], system))
+
+    [prompt] = probes.system_prompts(instance)
+    lines = dict(line.split("=", 1) for line in prompt.splitlines())
+    assert lines["CHAIN"] == "allowlist"
+    assert lines["OS"] == "linux"
+    assert lines["ARCH"] in ("amd64", "arm64")
+    assert len(lines["DAY"]) == 10 and lines["DAY"][4] == "-" and lines["DAY"][7] == "-"
+    assert lines["NOW"].startswith(lines["DAY"] + "T")
+    assert lines["MODEL"] == "scripted-test"
+
+
+def test_nothing_is_added_to_a_system_instruction_it_does_not_declare(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    _chat_chain(instance, _chain(["rec"], "You are terse."))
+
+    assert probes.system_prompts(instance) == ["You are terse."]
+
+
+# ---------------------------------------------------------------- local files under `run`
+
+SECRET = "outside-secret-4127"
+
+
+def _file_run(instance: Instance, *calls: ToolCall) -> str:
+    instance.init()
+    open_envelope(instance)
+    (instance.root / "outside.txt").write_text(SECRET + "\n", encoding="utf-8")
+    run_mission(
+        instance,
+        Script(
+            turns=[
+                Turn(text="Touching files.", tool_calls=list(calls)),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        ),
+        "touch the files",
+    )
+    return model_view(instance)
+
+
+def test_read_file_inside_the_workspace_returns_its_content(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    instance.write("inside.txt", "inside-content-2291\n")
+
+    seen = _file_run(instance, ToolCall("read_file", {"path": "inside.txt"}))
+
+    assert "inside-content-2291" in seen
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", "{root}/outside.txt"], ids=["dotdot", "absolute"])
+def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path: str) -> None:
+    # function: needs the workspace prepared before the run
+    seen = _file_run(instance, ToolCall("read_file", {"path": path.format(root=instance.root)}))
+
+    assert SECRET not in seen
+
+
+def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
+    instance: Instance,
+) -> None:
+    # function: needs the workspace prepared before the run
+    (instance.work / "link.txt").symlink_to(instance.root / "outside.txt")
+
+    seen = _file_run(instance, ToolCall("read_file", {"path": "link.txt"}))
+
+    assert SECRET not in seen
+
+
+def test_write_file_refuses_a_path_outside_the_workspace(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    _file_run(instance, ToolCall("write_file", {"path": "../escaped.txt", "content": "escaped"}))
+
+    assert not (instance.root / "escaped.txt").exists()
+
+
+def test_write_file_refuses_to_write_through_a_link_that_points_outside(
+    instance: Instance,
+) -> None:
+    # function: needs the workspace prepared before the run
+    (instance.work / "out").symlink_to(instance.root)
+
+    _file_run(instance, ToolCall("write_file", {"path": "out/escaped.txt", "content": "escaped"}))
+
+    assert not (instance.root / "escaped.txt").exists()
+
+
+def test_read_file_refuses_a_denied_path_substring(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    instance.write("node_modules/pkg/index.js", "denied-content-8813\n")
+
+    seen = _file_run(instance, ToolCall("read_file", {"path": "node_modules/pkg/index.js"}))
+
+    assert "denied-content-8813" not in seen
+
+
+def test_write_file_over_an_unread_existing_file_is_refused_until_it_is_read(
+    instance: Instance,
+) -> None:
+    # function: needs the workspace prepared before the run
+    target = instance.write("notes.txt", "original\n")
+
+    _file_run(instance, ToolCall("write_file", {"path": "notes.txt", "content": "clobbered\n"}))
+
+    assert target.read_text(encoding="utf-8") == "original\n"
+
+
+@defect(
+    "`contenox run --policy <allow-all envelope>` with a scripted local_shell "
+    "{command: echo, args: [from-the-shell-6612]} call: the tool result carries the echoed "
+    "text — run serves local_shell itself (as contenox-cli.md `contenox run` says: 'the "
+    "runtime serves local_fs and local_shell itself'). local.md: 'a local_fs or local_shell "
+    "call comes back to the model as `tool local_shell not found`' — the two pages disagree"
+)
+def test_under_run_a_local_shell_call_comes_back_not_found(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    seen = _file_run(
+        instance, ToolCall("local_shell", {"command": "echo", "args": ["from-the-shell-6612"]})
+    )
+
+    assert "tool local_shell not found" in seen
