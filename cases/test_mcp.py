@@ -1,4 +1,4 @@
-"""MCP servers: `contenox mcp add/list/show/update/remove`, the transports, and what reaches a server.
+"""MCP servers: `contenox mcp add/list/show/update/remove`, transports, and what reaches a server.
 
 The server is the harness's recording MCP server on the official Python SDK
 (harness/servers/mcp_server.py): contenox spawns it over stdio, or the harness
@@ -35,11 +35,27 @@ MCP_ADD_STDIO_LISTED = Case(
     init=False,
     steps=[
         step(
-            "mcp", "add", "myfiles", "--transport", "stdio",
-            "--command", "/bin/cat", "--args", "-u,/tmp/projects",
+            "mcp",
+            "add",
+            "myfiles",
+            "--transport",
+            "stdio",
+            "--command",
+            "/bin/cat",
+            "--args",
+            "-u,/tmp/projects",
         ),
-        step("mcp", "list", stdout_has=["NAME", "TRANSPORT", "OWNER", "myfiles", "stdio", "/bin/cat", "you"]),
-        step("mcp", "show", "myfiles", stdout_has=['"command": "/bin/cat"', '"-u"', '"/tmp/projects"']),
+        step(
+            "mcp",
+            "list",
+            stdout_has=["NAME", "TRANSPORT", "OWNER", "myfiles", "stdio", "/bin/cat", "you"],
+        ),
+        step(
+            "mcp",
+            "show",
+            "myfiles",
+            stdout_has=['"command": "/bin/cat"', '"-u"', '"/tmp/projects"'],
+        ),
     ],
 )
 
@@ -48,11 +64,22 @@ MCP_SHOW_MASKS_VALUES = Case(
     init=False,
     steps=[
         step(
-            "mcp", "add", "internal", "--transport", "http", "--url", NOWHERE,
-            "--header", "X-Tenant: hdr-value-5521", "--inject", "tenant_id=inj-value-7781",
+            "mcp",
+            "add",
+            "internal",
+            "--transport",
+            "http",
+            "--url",
+            NOWHERE,
+            "--header",
+            "X-Tenant: hdr-value-5521",
+            "--inject",
+            "tenant_id=inj-value-7781",
         ),
         step(
-            "mcp", "show", "internal",
+            "mcp",
+            "show",
+            "internal",
             stdout_has=['"X-Tenant"', '"tenant_id"'],
             stdout_lacks=["hdr-value-5521", "inj-value-7781"],
         ),
@@ -65,13 +92,25 @@ MCP_UPDATE_INJECT_REPLACES = Case(
     init=False,
     steps=[
         step(
-            "mcp", "add", "myserver", "--transport", "http", "--url", NOWHERE,
-            "--inject", "tenant_id=acme", "--inject", "correlation_id=trace-xyz",
+            "mcp",
+            "add",
+            "myserver",
+            "--transport",
+            "http",
+            "--url",
+            NOWHERE,
+            "--inject",
+            "tenant_id=acme",
+            "--inject",
+            "correlation_id=trace-xyz",
         ),
         step("mcp", "update", "myserver", "--inject", "region=eu"),
         step(
-            "mcp", "show", "myserver",
-            stdout_has=['"region"'], stdout_lacks=['"tenant_id"', '"correlation_id"'],
+            "mcp",
+            "show",
+            "myserver",
+            stdout_has=['"region"'],
+            stdout_lacks=['"tenant_id"', '"correlation_id"'],
         ),
     ],
 )
@@ -81,13 +120,25 @@ MCP_UPDATE_HEADER_REPLACES = Case(
     init=False,
     steps=[
         step(
-            "mcp", "add", "myserver", "--transport", "http", "--url", NOWHERE,
-            "--header", "X-Tenant: acme", "--header", "X-Version: 2",
+            "mcp",
+            "add",
+            "myserver",
+            "--transport",
+            "http",
+            "--url",
+            NOWHERE,
+            "--header",
+            "X-Tenant: acme",
+            "--header",
+            "X-Version: 2",
         ),
         step("mcp", "update", "myserver", "--header", "X-Region: eu"),
         step(
-            "mcp", "show", "myserver",
-            stdout_has=['"X-Region"'], stdout_lacks=['"X-Tenant"', '"X-Version"'],
+            "mcp",
+            "show",
+            "myserver",
+            stdout_has=['"X-Region"'],
+            stdout_lacks=['"X-Tenant"', '"X-Version"'],
         ),
     ],
 )
@@ -99,8 +150,13 @@ MCP_UPDATE_CANNOT_CHANGE_ENDPOINT = Case(
         step("mcp", "add", "myserver", "--transport", "http", "--url", NOWHERE),
         *[
             step(
-                "mcp", "update", "myserver", flag, value,
-                exit_code=1, stderr_has=[f"unknown flag: {flag}"],
+                "mcp",
+                "update",
+                "myserver",
+                flag,
+                value,
+                exit_code=1,
+                stderr_has=[f"unknown flag: {flag}"],
             )
             for flag, value in (
                 ("--url", "http://127.0.0.1:10/mcp"),
@@ -134,18 +190,32 @@ MCP_TIMEOUT = Case(
 )
 
 MCP_OAUTH_ADD_ONLY_REGISTERS = Case(
-    name="mcp add --auth-type oauth only registers the server and stores the secret's variable name",
+    name=(
+        "mcp add --auth-type oauth only registers the server and stores the secret's variable name"
+    ),
     init=False,
     steps=[
         step(
-            "mcp", "add", "hubspot", "--transport", "http", "--url", NOWHERE,
-            "--auth-type", "oauth", "--oauth-client-id", "client-e2e",
-            "--oauth-client-secret-env", "E2E_OAUTH_SECRET",
+            "mcp",
+            "add",
+            "hubspot",
+            "--transport",
+            "http",
+            "--url",
+            NOWHERE,
+            "--auth-type",
+            "oauth",
+            "--oauth-client-id",
+            "client-e2e",
+            "--oauth-client-secret-env",
+            "E2E_OAUTH_SECRET",
             env={"E2E_OAUTH_SECRET": "oauth-secret-value-3391"},
             stdout_lacks=["oauth-secret-value-3391"],
         ),
         step(
-            "mcp", "show", "hubspot",
+            "mcp",
+            "show",
+            "hubspot",
             stdout_has=["oauth", "E2E_OAUTH_SECRET"],
             stdout_lacks=["oauth-secret-value-3391"],
         ),
@@ -156,7 +226,9 @@ MCP_STDIO_NEEDS_COMMAND = Case(
     name="mcp add refuses a stdio server without a command",
     init=False,
     steps=[
-        step("mcp", "add", "nothing", "--transport", "stdio", exit_code=1, stderr_has=["--command"]),
+        step(
+            "mcp", "add", "nothing", "--transport", "stdio", exit_code=1, stderr_has=["--command"]
+        ),
         step("mcp", "list", stdout_lacks=["nothing"]),
     ],
 )
@@ -179,7 +251,15 @@ def _stdio_server(instance: Instance, name: str = "rec", *extra: str) -> Path:
     record = instance.tmp / f"{name}.jsonl"
     command, args = stdio_command(record)
     instance.must(
-        "mcp", "add", name, "--transport", "stdio", "--command", command, "--args", ",".join(args),
+        "mcp",
+        "add",
+        name,
+        "--transport",
+        "stdio",
+        "--command",
+        command,
+        "--args",
+        ",".join(args),
         *extra,
     )
     return record
@@ -238,7 +318,7 @@ def test_a_streamable_http_server_receives_the_models_call(instance: Instance) -
 @defect(
     "the SSE transport never reaches a tool: contenox connects to the SDK's SSE server "
     "(GET /sse 200, POST initialize 202), then drops the event stream, and tools/list "
-    "fails `mcp \"remote\": list-tools failed: calling \"tools/list\": EOF`; the model's "
+    'fails `mcp "remote": list-tools failed: calling "tools/list": EOF`; the model\'s '
     "call comes back 'tool add not found'. The same server answers the SDK's own SSE "
     "client (tests/test_servers.py). mcp.md 'Supported transports': `sse` — Connects "
     "to remote Server-Sent Events endpoint"
@@ -261,8 +341,17 @@ def test_injected_values_reach_the_server_override_the_model_and_are_never_shown
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
-        "mcp", "add", "internal", "--transport", "http", "--url", server.url,
-        "--inject", "tenant_id=inj-tenant-4471", "--inject", "env=inj-env-9902",
+        "mcp",
+        "add",
+        "internal",
+        "--transport",
+        "http",
+        "--url",
+        server.url,
+        "--inject",
+        "tenant_id=inj-tenant-4471",
+        "--inject",
+        "env=inj-env-9902",
     )
 
     run_mission(
@@ -296,8 +385,17 @@ def test_mcp_update_inject_changes_what_the_server_receives(instance: Instance) 
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
-        "mcp", "add", "internal", "--transport", "http", "--url", server.url,
-        "--inject", "tenant_id=old-tenant", "--inject", "env=old-env",
+        "mcp",
+        "add",
+        "internal",
+        "--transport",
+        "http",
+        "--url",
+        server.url,
+        "--inject",
+        "tenant_id=old-tenant",
+        "--inject",
+        "env=old-env",
     )
     instance.must("mcp", "update", "internal", "--inject", "tenant_id=new-tenant")
 
@@ -321,8 +419,15 @@ def test_a_header_given_to_mcp_add_arrives_on_every_http_request(instance: Insta
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
-        "mcp", "add", "internal", "--transport", "http", "--url", server.url,
-        "--header", "X-Tenant: hdr-tenant-3310",
+        "mcp",
+        "add",
+        "internal",
+        "--transport",
+        "http",
+        "--url",
+        server.url,
+        "--header",
+        "X-Tenant: hdr-tenant-3310",
     )
 
     run_mission(instance, _note_then_finish(ToolCall("count", {})), "count").assert_success()
@@ -340,14 +445,28 @@ def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
-        "mcp", "add", "memory", "--transport", "http", "--url", server.url,
-        "--auth-type", "bearer", "--auth-env", "E2E_MCP_TOKEN",
+        "mcp",
+        "add",
+        "memory",
+        "--transport",
+        "http",
+        "--url",
+        server.url,
+        "--auth-type",
+        "bearer",
+        "--auth-env",
+        "E2E_MCP_TOKEN",
     )
     assert "tok-bearer-5150" not in instance.must("mcp", "show", "memory").stdout
 
     instance.use_script(_note_then_finish(ToolCall("count", {})))
     instance.contenox(
-        "run", "--policy", "e2e_open", "--timeout", "90s", "count",
+        "run",
+        "--policy",
+        "e2e_open",
+        "--timeout",
+        "90s",
+        "count",
         env={"E2E_MCP_TOKEN": "tok-bearer-5150"},
     ).assert_success()
 
@@ -408,3 +527,27 @@ def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance)
     run_mission(instance, _note_then_finish(ToolCall("count", {})), "count").assert_success()
 
     assert server.process.running, server.describe()
+
+
+def test_a_bearer_token_literal_arrives_as_an_authorization_header(instance: Instance) -> None:
+    # function: needs a server the harness starts
+    _prepared(instance)
+    server = serve_mcp(instance, "http")
+    instance.must(
+        "mcp",
+        "add",
+        "memory",
+        "--transport",
+        "http",
+        "--url",
+        server.url,
+        "--auth-type",
+        "bearer",
+        "--auth-token",
+        "tok-literal-6061",
+    )
+
+    run_mission(instance, _note_then_finish(ToolCall("count", {})), "count").assert_success()
+
+    auths = {r.headers.get("authorization") for r in server.records() if r.headers}
+    assert auths == {"Bearer tok-literal-6061"}, server.describe()

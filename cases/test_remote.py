@@ -97,7 +97,13 @@ def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instanc
 
     show = instance.must("tools", "show", "svc").stdout
 
-    for excluded in ("probe_health", "probe_healthz", "probe_ready", "probe_readyz", "probe_metrics"):
+    for excluded in (
+        "probe_health",
+        "probe_healthz",
+        "probe_ready",
+        "probe_readyz",
+        "probe_metrics",
+    ):
         assert excluded not in show
 
 
@@ -127,7 +133,9 @@ TOOLS_ADD_REFUSES_A_MISSING_SPEC_FILE = Case(
     name="tools add refuses a local spec file that does not exist",
     init=False,
     steps=[
-        step("tools", "add", "legacy", "--url", NOWHERE, "--spec", "./no-such-spec.yaml", exit_code=1),
+        step(
+            "tools", "add", "legacy", "--url", NOWHERE, "--spec", "./no-such-spec.yaml", exit_code=1
+        ),
         step("tools", "list", stdout_lacks=["legacy"]),
     ],
 )
@@ -161,14 +169,27 @@ TOOLS_UPDATE_REPLACES = Case(
     init=False,
     steps=[
         step(
-            "tools", "add", "nws", "--url", NOWHERE,
-            "--header", "X-App: v1", "--header", "X-Tenant: acme",
-            "--inject", "tenant_id=acme", "--inject", "env=prod",
+            "tools",
+            "add",
+            "nws",
+            "--url",
+            NOWHERE,
+            "--header",
+            "X-App: v1",
+            "--header",
+            "X-Tenant: acme",
+            "--inject",
+            "tenant_id=acme",
+            "--inject",
+            "env=prod",
         ),
         step("tools", "update", "nws", "--header", "X-App: v2", "--inject", "region=eu"),
         step(
-            "tools", "show", "nws",
-            stdout_has=["X-App", "region"], stdout_lacks=["X-Tenant", "tenant_id", "env"],
+            "tools",
+            "show",
+            "nws",
+            stdout_has=["X-App", "region"],
+            stdout_lacks=["X-Tenant", "tenant_id", "env"],
         ),
     ],
 )
@@ -189,12 +210,21 @@ TOOLS_UPDATE_CANNOT_CHANGE_LOGIN_OR_TLS = Case(
     steps=[
         step("tools", "add", "erp", "--url", NOWHERE),
         step(
-            "tools", "update", "erp", "--auth-login-url", f"{NOWHERE}/login",
-            exit_code=1, stderr_has=["unknown flag: --auth-login-url"],
+            "tools",
+            "update",
+            "erp",
+            "--auth-login-url",
+            f"{NOWHERE}/login",
+            exit_code=1,
+            stderr_has=["unknown flag: --auth-login-url"],
         ),
         step(
-            "tools", "update", "erp", "--insecure-skip-tls-verify",
-            exit_code=1, stderr_has=["unknown flag: --insecure-skip-tls-verify"],
+            "tools",
+            "update",
+            "erp",
+            "--insecure-skip-tls-verify",
+            exit_code=1,
+            stderr_has=["unknown flag: --insecure-skip-tls-verify"],
         ),
     ],
 )
@@ -272,7 +302,7 @@ def test_the_model_calls_a_remote_operation_by_its_tool_name_with_its_arguments(
 _INJECT_IGNORED = (
     "`tools add svc --url <service> --inject tenant_id=inj-acme-42`, then a run whose model "
     "calls get_weather {city} and create_note {text}: the service receives "
-    "GET /weather?city=Bergen and POST /notes {\"text\":\"hi2\"} — no tenant_id at all; when "
+    'GET /weather?city=Bergen and POST /notes {"text":"hi2"} — no tenant_id at all; when '
     "the model passes tenant_id=model-tenant, that is what arrives. remote.md: 'Merges them "
     "back into every tool call **after** the model-provided args (injected values always win)'"
 )
@@ -333,18 +363,31 @@ def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     _prepared(instance)
     service = serve_http(instance)
     instance.must(
-        "tools", "add", "erp", "--url", service.url,
-        "--auth-login-url", f"{service.url}/login",
-        "--auth-login-body", '{"usr":"${E2E_ERP_USER}","pwd":"${E2E_ERP_PASS}"}',
-        "--auth-extract-cookie", "sid", "--auth-inject-header", "Cookie",
+        "tools",
+        "add",
+        "erp",
+        "--url",
+        service.url,
+        "--auth-login-url",
+        f"{service.url}/login",
+        "--auth-login-body",
+        '{"usr":"${E2E_ERP_USER}","pwd":"${E2E_ERP_PASS}"}',
+        "--auth-extract-cookie",
+        "sid",
+        "--auth-inject-header",
+        "Cookie",
     )
     instance.use_script(_call_then_finish(ToolCall("get_private", {})))
     creds = {"E2E_ERP_USER": "alice", "E2E_ERP_PASS": "pw-7731"}
 
-    instance.contenox("run", "--policy", "e2e_open", "--timeout", "90s", "private", env=creds).assert_success()
+    instance.contenox(
+        "run", "--policy", "e2e_open", "--timeout", "90s", "private", env=creds
+    ).assert_success()
 
     paths = [(r.method, r.path) for r in service.requests() if r.path != "/openapi.json"]
-    assert paths == [("GET", "/private"), ("POST", "/login"), ("GET", "/private")], service.describe()
+    assert paths == [("GET", "/private"), ("POST", "/login"), ("GET", "/private")], (
+        service.describe()
+    )
     [login] = service.requests_to("/login")
     assert login.json() == {"usr": "alice", "pwd": "pw-7731"}
     retried = service.requests_to("/private")[-1]
@@ -365,14 +408,26 @@ def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header
     _prepared(instance)
     service = serve_http(instance)
     instance.must(
-        "tools", "add", "myapi", "--url", service.url,
-        "--auth-login-url", f"{service.url}/login",
-        "--auth-login-body", '{"username":"bob"}',
-        "--auth-extract-jsonpath", "$.data.token",
-        "--auth-inject-header", "Authorization", "--auth-inject-format", "Bearer %s",
+        "tools",
+        "add",
+        "myapi",
+        "--url",
+        service.url,
+        "--auth-login-url",
+        f"{service.url}/login",
+        "--auth-login-body",
+        '{"username":"bob"}',
+        "--auth-extract-jsonpath",
+        "$.data.token",
+        "--auth-inject-header",
+        "Authorization",
+        "--auth-inject-format",
+        "Bearer %s",
     )
 
-    run_mission(instance, _call_then_finish(ToolCall("get_private", {})), "private").assert_success()
+    run_mission(
+        instance, _call_then_finish(ToolCall("get_private", {})), "private"
+    ).assert_success()
 
     retried = service.requests_to("/private")[-1]
     assert retried.headers.get("authorization") == f"Bearer {LOGIN_TOKEN}", service.describe()

@@ -1,6 +1,6 @@
 """What a model may call: a chain task's tool allowlist, the `{{tools}}` macros, and local files.
 
-The allowlist cases run a chain of their own through `contenox chat --chain <file>`
+The allowlist cases run a chain of their own as a workspace chain-agent fired with `mission fire`
 (one chat_completion task and its execute_tool_calls loop, both given the same
 `execute_config.tools`), with the recording MCP server `rec` registered over stdio.
 What the model was offered is the `{{tools}}` manifest in its system prompt; what
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, probes
-from harness.servers import read_mcp_records, stdio_command
+from harness.servers import McpServer, read_mcp_records, stdio_command
 from harness.servers.mcp_server import TOOLS
 from harness.servers.wiring import (
     OPEN_ENVELOPE,
@@ -65,23 +65,50 @@ def _chain(tools: Any = ABSENT, system: str = MANIFEST) -> dict[str, Any]:
     }
 
 
-def _chat_chain(instance: Instance, chain: dict[str, Any], *calls: ToolCall) -> Path:
-    """init, the open envelope, `rec` over stdio, then `chat --chain` once; returns rec's record."""
+def _fire_chain(instance: Instance, chain: dict[str, Any], *calls: ToolCall) -> McpServer:
+    """init, the open envelope, `rec` over HTTP, then fire the chain; returns the server.
+
+    `rec` is the harness's HTTP server, already listening when contenox starts: a
+    stdio server still importing its SDK when the task starts is callable, but the
+    `{{tools}}` manifest rendered at that moment can miss it (seen: `{}`).
+
+    The chain is a chain-agent file in the workspace, fired with `mission fire`. It has
+    no mission_finish, so after its first run the drive loop prompts it again and the
+    dialog runs out: the cases read the first captured run only.
+    """
     instance.init()
     open_envelope(instance)
-    instance.must("config", "set", "hitl-policy-name", OPEN_ENVELOPE)
     record = instance.tmp / "rec.jsonl"
     command, args = stdio_command(record)
-    instance.must("mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args))
-    path = instance.write("allowlist-chain.json", json.dumps(chain, indent=2))
+    instance.must(
+        "mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args)
+    )
+    instance.write(f".contenox/chain-agent-{chain['id']}.json", json.dumps(chain, indent=2))
     turns: list[Turn | str] = [Turn(text="Calling.", tool_calls=list(calls))] if calls else []
-    instance.use_script(Script(turns=[*turns, "Done."]))
-    instance.must("chat", "--chain", path, "go")
+    instance.use_script(Script(turns=[*turns, "Done."], runs_past_end=True))
+    instance.contenox(
+        "mission",
+        "fire",
+        chain["id"],
+        "go",
+        "--wait",
+        "--policy",
+        OPEN_ENVELOPE,
+        "--timeout",
+        "60s",
+    )
     return record
 
 
-def _called(record: Path) -> list[str]:
-    return [r.tool or "" for r in read_mcp_records(record) if r.method == "tools/call"]
+def _first_run(instance: Instance) -> str:
+    runs = probes.captured_requests(instance)
+    assert runs, "the chain never ran: `contenox state list` is empty"
+    return runs[0]
+
+
+def _called(server: McpServer | Path) -> list[str]:
+    records = server.records() if isinstance(server, McpServer) else read_mcp_records(server)
+    return [r.tool or "" for r in records if r.method == "tools/call"]
 
 
 # ---------------------------------------------------------------- the allowlist
@@ -92,20 +119,23 @@ def test_a_task_without_an_allowlist_or_with_an_empty_one_offers_no_tools(
     instance: Instance, tools: Any
 ) -> None:
     # function: needs a server record read after the run
-    record = _chat_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
+    record = _fire_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
 
-    assert offered_roster(instance) == {}
+    assert offered_roster(instance, _first_run(instance)) == {}
     assert "tool add not found" in model_view(instance)
     assert _called(record) == []
 
 
 def test_a_named_allowlist_offers_only_the_named_toolsets(instance: Instance) -> None:
     # function: needs a server record read after the run
-    record = _chat_chain(
-        instance, _chain(["rec"]), ToolCall("add", {"a": 1, "b": 2}), ToolCall("echo", {"text": "x"})
+    record = _fire_chain(
+        instance,
+        _chain(["rec"]),
+        ToolCall("add", {"a": 1, "b": 2}),
+        ToolCall("echo", {"text": "x"}),
     )
 
-    assert offered_roster(instance) == {"rec": sorted(TOOLS)}
+    assert offered_roster(instance, _first_run(instance)) == {"rec": sorted(TOOLS)}
     assert _called(record) == ["add"]
     assert "tool echo not found" in model_view(instance)
 
@@ -114,9 +144,9 @@ def test_a_star_allowlist_offers_every_connected_toolset_namespaced_ones_include
     instance: Instance,
 ) -> None:
     # function: needs a server record read after the run
-    record = _chat_chain(instance, _chain(["*"]), ToolCall("add", {"a": 1, "b": 2}))
+    record = _fire_chain(instance, _chain(["*"]), ToolCall("add", {"a": 1, "b": 2}))
 
-    roster = offered_roster(instance)
+    roster = offered_roster(instance, _first_run(instance))
     assert {"rec", "native-echo", "native-git", "native-fs-browse", "native-jq"} <= set(roster)
     assert _called(record) == ["add"]
 
@@ -124,11 +154,13 @@ def test_a_star_allowlist_offers_every_connected_toolset_namespaced_ones_include
 @pytest.mark.parametrize(
     "tools", [["*", "!rec"], ["!rec", "*"]], ids=["exclusion-after", "exclusion-before"]
 )
-def test_an_exclusion_wins_over_star_wherever_it_stands(instance: Instance, tools: list[str]) -> None:
+def test_an_exclusion_wins_over_star_wherever_it_stands(
+    instance: Instance, tools: list[str]
+) -> None:
     # function: needs a server record read after the run
-    record = _chat_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
+    record = _fire_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
 
-    roster = offered_roster(instance)
+    roster = offered_roster(instance, _first_run(instance))
     assert "rec" not in roster and "native-echo" in roster
     assert "tool add not found" in model_view(instance)
     assert _called(record) == []
@@ -136,17 +168,17 @@ def test_an_exclusion_wins_over_star_wherever_it_stands(instance: Instance, tool
 
 def test_an_exclusion_removes_a_namespaced_in_process_toolset(instance: Instance) -> None:
     # function: needs a server record read after the run
-    _chat_chain(instance, _chain(["*", "!native-git"]))
+    _fire_chain(instance, _chain(["*", "!native-git"]))
 
-    roster = offered_roster(instance)
+    roster = offered_roster(instance, _first_run(instance))
     assert "native-git" not in roster and "rec" in roster
 
 
 def test_an_unknown_name_in_an_exact_allowlist_is_ignored(instance: Instance) -> None:
     # function: needs a server record read after the run
-    record = _chat_chain(instance, _chain(["rec", "no-such-toolset"]), ToolCall("count", {}))
+    record = _fire_chain(instance, _chain(["rec", "no-such-toolset"]), ToolCall("count", {}))
 
-    assert offered_roster(instance) == {"rec": sorted(TOOLS)}
+    assert offered_roster(instance, _first_run(instance)) == {"rec": sorted(TOOLS)}
     assert _called(record) == ["count"]
 
 
@@ -165,9 +197,9 @@ def test_the_toolservice_macros_render_the_allowed_toolsets_and_their_tools(
             "MANIFEST={{tools}}",
         ]
     )
-    _chat_chain(instance, _chain(["rec"], system))
+    _fire_chain(instance, _chain(["rec"], system))
 
-    [prompt] = probes.system_prompts(instance)
+    [prompt] = probes.system_prompts(instance, _first_run(instance))
     lines = dict(line.split("=", 1) for line in prompt.splitlines())
     assert json.loads(lines["LIST"]) == json.loads(lines["MANIFEST"]) == {"rec": sorted(TOOLS)}
     assert json.loads(lines["TOOLS"]) == ["rec"]
@@ -188,9 +220,9 @@ def test_the_template_macros_render_chain_host_time_and_caller_variables(
             "MODEL={{var:model}}",
         ]
     )
-    _chat_chain(instance, _chain(["rec"], system))
+    _fire_chain(instance, _chain(["rec"], system))
 
-    [prompt] = probes.system_prompts(instance)
+    [prompt] = probes.system_prompts(instance, _first_run(instance))
     lines = dict(line.split("=", 1) for line in prompt.splitlines())
     assert lines["CHAIN"] == "allowlist"
     assert lines["OS"] == "linux"
@@ -202,9 +234,9 @@ def test_the_template_macros_render_chain_host_time_and_caller_variables(
 
 def test_nothing_is_added_to_a_system_instruction_it_does_not_declare(instance: Instance) -> None:
     # function: needs a server record read after the run
-    _chat_chain(instance, _chain(["rec"], "You are terse."))
+    _fire_chain(instance, _chain(["rec"], "You are terse."))
 
-    assert probes.system_prompts(instance) == ["You are terse."]
+    assert probes.system_prompts(instance, _first_run(instance)) == ["You are terse."]
 
 
 # ---------------------------------------------------------------- local files under `run`
@@ -239,7 +271,9 @@ def test_read_file_inside_the_workspace_returns_its_content(instance: Instance) 
     assert "inside-content-2291" in seen
 
 
-@pytest.mark.parametrize("path", ["../outside.txt", "{root}/outside.txt"], ids=["dotdot", "absolute"])
+@pytest.mark.parametrize(
+    "path", ["../outside.txt", "{root}/outside.txt"], ids=["dotdot", "absolute"]
+)
 def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path: str) -> None:
     # function: needs the workspace prepared before the run
     seen = _file_run(instance, ToolCall("read_file", {"path": path.format(root=instance.root)}))
@@ -310,3 +344,207 @@ def test_under_run_a_local_shell_call_comes_back_not_found(instance: Instance) -
     )
 
     assert "tool local_shell not found" in seen
+
+
+def _envelope(instance: Instance, name: str, body: str) -> str:
+    with (instance.home / ".contenox" / "agents.toml").open("a", encoding="utf-8") as toml:
+        toml.write(f'\n[envelopes.{name}]\ndescription = "e2e"\n{body}\n')
+    return name
+
+
+def _finish(*calls: ToolCall) -> Script:
+    return Script(
+        turns=[
+            *[Turn(text="Working.", tool_calls=[call]) for call in calls],
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        ]
+    )
+
+
+def test_a_local_fs_task_offers_exactly_its_five_tools(instance: Instance) -> None:
+    # function: needs the roster read after the run
+    _file_run(instance)
+
+    assert offered_roster(instance, _first_run(instance))["local_fs"] == sorted(
+        ["read_file", "write_file", "edit_file", "sed", "read_file_range"]
+    )
+
+
+def test_local_shell_refuses_a_command_outside_the_allowed_commands(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    seen = _file_run(instance, ToolCall("local_shell", {"command": "id"}))
+
+    assert "uid=" not in seen
+
+
+def test_edit_file_replaces_a_unique_match_and_refuses_an_ambiguous_one(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    target = instance.write("notes.txt", "alpha\nbeta\nalpha\n")
+    instance.init()
+    open_envelope(instance)
+
+    run_mission(
+        instance,
+        _finish(
+            ToolCall("read_file", {"path": "notes.txt"}),
+            ToolCall(
+                "edit_file", {"path": "notes.txt", "old_string": "alpha", "new_string": "omega"}
+            ),
+            ToolCall(
+                "edit_file", {"path": "notes.txt", "old_string": "zzz", "new_string": "omega"}
+            ),
+            ToolCall(
+                "edit_file", {"path": "notes.txt", "old_string": "beta", "new_string": "gamma"}
+            ),
+        ),
+        "edit",
+    ).assert_success()
+
+    assert target.read_text(encoding="utf-8") == "alpha\ngamma\nalpha\n"
+
+
+def test_edit_file_with_replace_all_replaces_every_occurrence(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    target = instance.write("notes.txt", "alpha\nbeta\nalpha\n")
+    instance.init()
+    open_envelope(instance)
+
+    run_mission(
+        instance,
+        _finish(
+            ToolCall("read_file", {"path": "notes.txt"}),
+            ToolCall(
+                "edit_file",
+                {
+                    "path": "notes.txt",
+                    "old_string": "alpha",
+                    "new_string": "omega",
+                    "replace_all": True,
+                },
+            ),
+        ),
+        "edit",
+    ).assert_success()
+
+    assert target.read_text(encoding="utf-8") == "omega\nbeta\nomega\n"
+
+
+def test_files_read_deny_in_the_envelope_refuses_read_file(instance: Instance) -> None:
+    # function: needs the workspace prepared before the run
+    instance.write("inside.txt", "inside-content-5530\n")
+    instance.init()
+    policy = _envelope(instance, "e2e_noread", 'default_action = "allow"\nfiles.read = "deny"')
+
+    run_mission(
+        instance, _finish(ToolCall("read_file", {"path": "inside.txt"})), "read", policy=policy
+    )
+
+    assert "inside-content-5530" not in model_view(instance)
+
+
+def test_a_connected_tool_falls_to_the_envelopes_default_action(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    instance.init()
+    record = instance.tmp / "rec.jsonl"
+    command, args = stdio_command(record)
+    instance.must(
+        "mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args)
+    )
+    policy = _envelope(
+        instance,
+        "e2e_fs_only",
+        'default_action = "deny"\nfiles.read = "allow"\nfiles.write = "allow"',
+    )
+
+    run_mission(
+        instance,
+        _finish(ToolCall("note", {"text": "hi", "tenant_id": "t"})),
+        "note",
+        policy=policy,
+        timeout="40s",
+    )
+
+    assert _called(record) == []
+
+
+def test_an_agent_declaration_without_a_tools_line_inherits_every_tool(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    instance.init()
+    open_envelope(instance)
+    record = instance.tmp / "rec.jsonl"
+    command, args = stdio_command(record)
+    instance.must(
+        "mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args)
+    )
+    declaration = instance.home / ".contenox" / "agents" / "inherit.md"
+    declaration.write_text(
+        "---\nname: inherit\ndescription: An e2e agent that names no tools\n---\n\n"
+        "You carry out one task.\n",
+        encoding="utf-8",
+    )
+    instance.use_script(_finish(ToolCall("note", {"text": "from the agent", "tenant_id": "t"})))
+
+    instance.must("run", "inherit", "--policy", OPEN_ENVELOPE, "--timeout", "90s", "note it")
+
+    assert _called(record) == ["note"]
+
+
+def test_a_tools_task_calls_one_remote_operation_with_no_model_and_routes_on_its_output_template(
+    instance: Instance,
+) -> None:
+    # function: needs a server the harness starts
+    from harness.servers import serve_http
+
+    service = serve_http(instance)
+    instance.init()
+    open_envelope(instance)
+    instance.must("tools", "add", "svc", "--url", service.url)
+    chain = {
+        "id": "direct",
+        "tasks": [
+            {
+                "id": "weather",
+                "handler": "tools",
+                "tools": {"name": "svc", "tool_name": "get_weather", "args": {"city": "Oslo"}},
+                "output_template": "{{.forecast}}",
+                "transition": {
+                    "branches": [
+                        {"operator": "equals", "when": "sunny", "goto": "sunny"},
+                        {"operator": "default", "goto": "other"},
+                    ]
+                },
+            },
+            {
+                "id": "sunny",
+                "handler": "noop",
+                "transition": {"branches": [{"operator": "default", "goto": "end"}]},
+            },
+            {
+                "id": "other",
+                "handler": "noop",
+                "transition": {"branches": [{"operator": "default", "goto": "end"}]},
+            },
+        ],
+    }
+    instance.write(".contenox/chain-agent-direct.json", json.dumps(chain))
+    instance.use_script(Script(turns=["No model is asked."], runs_past_end=True))
+
+    instance.contenox(
+        "mission", "fire", "direct", "go", "--wait", "--policy", OPEN_ENVELOPE, "--timeout", "30s"
+    )
+
+    call = service.requests_to("/weather", "GET")[0]
+    assert call.query["city"] == ("Oslo",)
+    steps = probes.captured_steps(instance, _first_run(instance))
+    assert [s.task for s in steps] == ["weather", "sunny"]
+
+
+def test_hide_tools_suppresses_a_tool_the_allowlist_selected(instance: Instance) -> None:
+    # function: needs a server record read after the run
+    chain = _chain(["rec"])
+    chain["tasks"][0]["execute_config"]["hide_tools"] = ["rec.note"]
+    record = _fire_chain(instance, chain, ToolCall("note", {"text": "x", "tenant_id": "t"}))
+
+    assert "note" not in offered_roster(instance, _first_run(instance)).get("rec", [])
+    assert _called(record) == []

@@ -18,8 +18,8 @@ import anyio
 import pytest
 
 from harness.servers import (
-    NotLoopback,
     McpServerError,
+    NotLoopback,
     read_mcp_records,
     start_http_service,
     start_mcp_server,
@@ -27,7 +27,6 @@ from harness.servers import (
 )
 from harness.servers.mcp_program import main as mcp_main
 from harness.servers.mcp_server import START_TIMEOUT, STOP_TIMEOUT, TOOLS
-
 
 
 async def _drive(read: Any, write: Any) -> tuple[list[str], str]:
@@ -129,7 +128,9 @@ def test_the_mcp_server_refuses_a_non_loopback_bind_before_spawning(
 def test_the_mcp_program_itself_refuses_a_non_loopback_bind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert mcp_main(["--transport", "http", "--record", str(tmp_path / "r"), "--host", "0.0.0.0"]) == 2
+    assert (
+        mcp_main(["--transport", "http", "--record", str(tmp_path / "r"), "--host", "0.0.0.0"]) == 2
+    )
     assert "refusing to bind" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
@@ -151,7 +152,13 @@ def test_start_mcp_server_refuses_stdio(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------- the HTTP service
 
 
-def _fetch(url: str, *, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+def _fetch(
+    url: str,
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
     request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -191,7 +198,7 @@ def test_the_http_service_private_route_needs_the_login_it_hands_out() -> None:
     service = start_http_service()
     try:
         assert _fetch(f"{service.url}/private")[0] == 401
-        status, login = _fetch(f"{service.url}/login", method="POST", body=b"{}")
+        _, login = _fetch(f"{service.url}/login", method="POST", body=b"{}")
         token = login["data"]["token"]
         assert _fetch(f"{service.url}/private", headers={"Authorization": f"Bearer {token}"}) == (
             200,

@@ -10,6 +10,7 @@ Both refuse any address but loopback (:class:`NotLoopback`), and what they recei
 read back as frozen records.
 """
 
+from .http_service import HttpRequest, HttpService, serve_http, start_http_service
 from .loopback import NotLoopback, require_loopback
 from .mcp_server import (
     McpCall,
@@ -21,7 +22,6 @@ from .mcp_server import (
     start_mcp_server,
     stdio_command,
 )
-from .http_service import HttpRequest, HttpService, serve_http, start_http_service
 
 __all__ = [
     "HttpRequest",

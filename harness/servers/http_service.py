@@ -139,7 +139,9 @@ class HttpRequest:
         try:
             return json.loads(self.body)
         except ValueError as err:
-            raise AssertionError(f"{self.method} {self.path}: body is not JSON ({err}): {self.body!r}")
+            raise AssertionError(
+                f"{self.method} {self.path}: body is not JSON ({err}): {self.body!r}"
+            ) from err
 
 
 class HttpService:
@@ -172,7 +174,10 @@ class HttpService:
 
     def describe(self) -> str:
         """Every request so far, one per line, for a failure message."""
-        rows = [f"  {r.method} {r.path} {dict(r.query)} {dict(r.headers)} {r.body!r}" for r in self.requests()]
+        rows = [
+            f"  {r.method} {r.path} {dict(r.query)} {dict(r.headers)} {r.body!r}"
+            for r in self.requests()
+        ]
         return f"requests received by {self.url}:\n" + ("\n".join(rows) or "  (none)")
 
     def _forget(self) -> None:

@@ -21,7 +21,6 @@ from .loopback import NotLoopback, require_loopback
 from .mcp_server import _READY, SERVER_NAME, McpTransport
 
 
-
 def _record(path: Path, entry: Mapping[str, Any]) -> None:
     # One write per line in append mode: several stdio servers spawned by one
     # contenox may share the file, and each line lands whole.

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -114,7 +114,9 @@ def read_mcp_records(path: Path) -> list[McpCall]:
         try:
             records.append(McpCall.from_json(json.loads(line)))
         except (ValueError, KeyError, TypeError) as err:
-            raise McpServerError(f"{path}:{number}: not a record the server writes ({err}): {line!r}")
+            raise McpServerError(
+                f"{path}:{number}: not a record the server writes ({err}): {line!r}"
+            ) from err
     return records
 
 
@@ -175,7 +177,7 @@ def start_mcp_server(
     timeout: float = START_TIMEOUT,
     python: str | None = None,
 ) -> McpServer:
-    """Start an SSE or streamable-HTTP server on ``host`` at an OS-picked port; wait until it listens.
+    """Start an SSE or streamable-HTTP server on ``host`` (OS-picked port); wait till it listens.
 
     Nobody stops this one for you: call :meth:`McpServer.stop`, or prefer
     :func:`serve_mcp` inside a case.

@@ -47,7 +47,9 @@ def open_envelope(instance: Instance) -> str:
     """
     path = instance.home / ".contenox" / "agents.toml"
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run instance.init() before open_envelope()")
+        raise FileNotFoundError(
+            f"{path} does not exist: run instance.init() before open_envelope()"
+        )
     with path.open("a", encoding="utf-8") as toml:
         toml.write(_ENVELOPE)
     return OPEN_ENVELOPE
