@@ -50,29 +50,29 @@ def _build(transport: str, record: Path, host: str) -> Any:
     )
     counter = {"n": 0}
 
-    @server.tool()
     def note(text: str, tenant_id: str, env: str = "") -> str:
         """File a note for the tenant; returns what was noted."""
         del tenant_id, env  # recorded as received; never echoed back to the model
         return f"noted: {text}"
 
-    @server.tool()
     def count() -> str:
         """Count calls in this server process: 1 on the first call, 2 on the second."""
         counter["n"] += 1
         return f"count={counter['n']} pid={pid}"
 
-    @server.tool()
     def add(a: int, b: int) -> str:
         """Add two integers."""
         return f"sum={a + b}"
 
+    for tool in (note, count, add):
+        server.add_tool(tool)
+
+    # One line when the process starts: how many servers contenox spawned, and when.
+    _record(record, {"method": "server/start", "transport": transport, "pid": pid, "headers": None})
     # Record each request before the SDK validates it, so the raw params as they
     # crossed the wire are kept (an argument no tool declares would otherwise be
     # dropped by validation). The low-level server sets request_ctx before it
     # calls a handler, so the HTTP request (and its headers) is at hand.
-    # One line when the process starts: how many servers contenox spawned, and when.
-    _record(record, {"method": "server/start", "transport": transport, "pid": pid, "headers": None})
     lowlevel = server._mcp_server
     for kind, handler in list(lowlevel.request_handlers.items()):
         lowlevel.request_handlers[kind] = _recording(handler, transport, record, pid, request_ctx)
