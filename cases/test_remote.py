@@ -432,3 +432,30 @@ def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header
     retried = service.requests_to("/private")[-1]
     assert retried.headers.get("authorization") == f"Bearer {LOGIN_TOKEN}", service.describe()
     assert '"secret_area":"welcome"' in model_view(instance)
+
+
+def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_deleted(
+    instance: Instance,
+) -> None:
+    # function: needs a server the harness starts
+    service = serve_http(instance)
+    instance.init()
+    declaration = instance.home / ".contenox" / "agents" / "biller.md"
+    declaration.write_text(
+        "---\nname: biller\ndescription: An e2e agent that brings its own services\n"
+        f"remoteTools:\n  billing:\n    url: {service.url}\n"
+        f"mcpServers:\n  ledger:\n    type: http\n    url: {NOWHERE}/mcp\n"
+        "---\n\nYou bill.\n",
+        encoding="utf-8",
+    )
+
+    instance.must("agent", "list")
+    tools = instance.must("tools", "list").stdout
+    mcp = instance.must("mcp", "list").stdout
+    assert "billing" in tools and "declaration" in tools, tools
+    assert "ledger" in mcp and "declaration" in mcp, mcp
+
+    declaration.unlink()
+    instance.must("agent", "list")
+    assert "billing" not in instance.must("tools", "list").stdout
+    assert "ledger" not in instance.must("mcp", "list").stdout

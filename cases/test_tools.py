@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, probes
+from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, probes, step
 from harness.servers import McpServer, read_mcp_records, stdio_command
 from harness.servers.wiring import (
     OPEN_ENVELOPE,
@@ -622,3 +622,17 @@ def test_a_gated_write_asks_with_a_diff_that_shows_a_new_file_as_an_addition(
     shown = json.dumps(ask.params)
     assert "+diff-line-7120" in shown, turn.describe()
     assert not (instance.work / "fresh.txt").exists()
+
+
+SERVE_MOUNTS_NO_LOCAL_TOOLS = Case(
+    name="doctor's roster says a serve host mounts neither local_fs nor local_shell",
+    # The roster is long and names this machine's paths; the one line is the point.
+    snapshot=False,
+    steps=[
+        step(
+            "doctor",
+            exit_code=None,
+            stdout_has=["local_fs, local_shell — not mounted under `contenox serve`"],
+        )
+    ],
+)
