@@ -459,3 +459,38 @@ def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_
     instance.must("agent", "list")
     assert "billing" not in instance.must("tools", "list").stdout
     assert "ledger" not in instance.must("mcp", "list").stdout
+
+
+@defect(
+    "`tools add intranet --url https://127.0.0.1:<port> --insecure-skip-tls-verify` against "
+    "the harness service with a fresh self-signed certificate prints 'could not reach "
+    "endpoint to count tools', and `tools show intranet` says 'TLS Verify:Skip' beside 'Tools: "
+    '(could not reach endpoint: … Get "https://127.0.0.1:<port>/openapi.json": tls: failed to '
+    "verify certificate: x509: certificate signed by unknown authority)' — the same as without "
+    "the flag. remote.md: '`--insecure-skip-tls-verify` disables TLS certificate verification "
+    "entirely'"
+)
+def test_insecure_skip_tls_verify_reaches_a_service_with_a_self_signed_certificate(
+    instance: Instance,
+) -> None:
+    # function: needs a server the harness starts
+    service = serve_http(instance, tls=True)
+
+    added = instance.must(
+        "tools", "add", "intranet", "--url", service.url, "--insecure-skip-tls-verify"
+    )
+
+    assert "6 tool(s) discovered" in added.stdout
+    assert _shown_tools(instance.must("tools", "show", "intranet").stdout) == DISCOVERED
+
+
+def test_without_insecure_skip_tls_verify_a_self_signed_service_is_refused(
+    instance: Instance,
+) -> None:
+    # function: needs a server the harness starts
+    service = serve_http(instance, tls=True)
+
+    added = instance.must("tools", "add", "strict", "--url", service.url)
+
+    assert "could not reach endpoint" in added.stdout
+    assert "certificate" in instance.must("tools", "show", "strict").stdout

@@ -36,9 +36,12 @@ from __future__ import annotations
 import json
 import logging
 import re
+import ssl
+import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_httpserver import HTTPServer
@@ -240,15 +243,39 @@ def _json(data: Any, status: int = 200) -> Response:
     return Response(json.dumps(data), status=status, content_type="application/json")
 
 
+def self_signed_context(directory: Path, host: str = "127.0.0.1") -> ssl.SSLContext:
+    """A server TLS context with a fresh self-signed certificate for ``host`` (openssl, 60 s)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    key, cert = directory / "e2e-key.pem", directory / "e2e-cert.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-keyout", str(key), "-out", str(cert), "-subj", f"/CN={host}",
+            "-addext", f"subjectAltName=IP:{host}",
+        ],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
+
+
 def start_http_service(
-    *, host: str = "127.0.0.1", spec: Mapping[str, Any] | None = None
+    *,
+    host: str = "127.0.0.1",
+    spec: Mapping[str, Any] | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> HttpService:
     """Start the service on ``host`` at an OS-picked port; it serves until :meth:`HttpService.stop`.
 
-    Refuses a non-loopback ``host`` before binding anything.
+    Refuses a non-loopback ``host`` before binding anything. With ``tls`` it speaks
+    HTTPS (:func:`self_signed_context` makes a certificate nobody trusts).
     """
     require_loopback(host)
-    server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=10.0)
+    # The readiness probe is a plain urllib GET that would refuse our own self-signed
+    # certificate; werkzeug has bound and is listening once start() returns anyway.
+    probe = None if tls is not None else 10.0
+    server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=probe, ssl_context=tls)
     service = HttpService(server, spec if spec is not None else OPENAPI)
     server.expect_request(re.compile(".*")).respond_with_handler(service._handle)
     server.start()
@@ -259,10 +286,15 @@ def start_http_service(
 
 
 def serve_http(
-    instance: Instance, *, host: str = "127.0.0.1", spec: Mapping[str, Any] | None = None
+    instance: Instance,
+    *,
+    host: str = "127.0.0.1",
+    spec: Mapping[str, Any] | None = None,
+    tls: bool = False,
 ) -> HttpService:
-    """Start the service for this case; it is stopped when the case ends."""
-    service = start_http_service(host=host, spec=spec)
+    """Start the service for this case (HTTPS, self-signed, with ``tls``); stopped when it ends."""
+    context = self_signed_context(instance.tmp / "tls", host) if tls else None
+    service = start_http_service(host=host, spec=spec, tls=context)
 
     def stop() -> None:
         service.stop()
