@@ -212,3 +212,21 @@ def test_the_http_service_private_route_needs_the_login_it_hands_out() -> None:
 def test_the_http_service_refuses_a_non_loopback_bind(host: str) -> None:
     with pytest.raises(NotLoopback, match="refusing to bind"):
         start_http_service(host=host)
+
+
+def test_the_http_service_speaks_https_with_a_self_signed_certificate(tmp_path: Path) -> None:
+    import ssl
+
+    from harness.servers.http_service import self_signed_context
+
+    service = start_http_service(tls=self_signed_context(tmp_path))
+    try:
+        assert service.url.startswith("https://127.0.0.1:")
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            urllib.request.urlopen(service.spec_url, timeout=10)
+        unverified = ssl._create_unverified_context()
+        with urllib.request.urlopen(service.spec_url, timeout=10, context=unverified) as response:
+            assert json.loads(response.read())["openapi"].startswith("3.")
+        assert [r.path for r in service.requests()] == ["/openapi.json"]
+    finally:
+        service.stop()
