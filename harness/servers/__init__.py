@@ -1,0 +1,41 @@
+"""Real servers a case points contenox at, on loopback only, each recording what it received.
+
+- :mod:`harness.servers.mcp_server` — an MCP server on the official Python SDK, over
+  stdio (contenox spawns it from :func:`stdio_command`), SSE or streamable HTTP
+  (:func:`start_mcp_server` / :func:`serve_mcp`).
+- :mod:`harness.servers.http_service` — a remote HTTP service with an OpenAPI document
+  (:func:`start_http_service` / :func:`serve_http`).
+
+Both refuse any address but loopback (:class:`NotLoopback`), and what they received is
+read back as frozen records.
+"""
+
+from .http_service import HttpRequest, HttpService, serve_http, start_http_service
+from .loopback import NotLoopback, require_loopback
+from .mcp_server import (
+    McpCall,
+    McpServer,
+    McpServerError,
+    McpTransport,
+    read_mcp_records,
+    serve_mcp,
+    start_mcp_server,
+    stdio_command,
+)
+
+__all__ = [
+    "HttpRequest",
+    "HttpService",
+    "McpCall",
+    "McpServer",
+    "McpServerError",
+    "McpTransport",
+    "NotLoopback",
+    "read_mcp_records",
+    "require_loopback",
+    "serve_http",
+    "serve_mcp",
+    "start_http_service",
+    "start_mcp_server",
+    "stdio_command",
+]
