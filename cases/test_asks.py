@@ -218,6 +218,9 @@ def test_answering_an_ask_whose_window_closed_is_refused_naming_the_verdict_appl
     instance: Instance,
 ) -> None:
     # function: needs an id printed by an earlier command
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     ask_id, _ = _expired_ask(instance)
     late = instance.contenox("approvals", "respond", ask_id, "--approve")
     late.assert_failure()
@@ -327,6 +330,9 @@ def test_a_torn_down_run_has_not_run_its_gated_call_and_its_record_survives(
     instance: Instance,
 ) -> None:
     # function: needs the workspace and the inbox after the run
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
     script = _mission(_write("gated.txt"), report_first="started on the gated write")
     _torn_down(instance, script)
@@ -390,6 +396,9 @@ def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_ne
     # A torn-down run is sometimes derailed before it can be resumed (the race
     # quarantined above); that is not this promise, so up to five runs are
     # tried until one resumes, and this case checks what the resumed run does.
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
     for _attempt in range(5):
         (instance.work / "one.txt").unlink(missing_ok=True)
@@ -439,6 +448,9 @@ def test_a_terminal_that_cannot_build_an_engine_records_no_verdict_on_a_checkpoi
 
 def test_approvals_list_limit_caps_the_asks_listed(instance: Instance) -> None:
     # function: needs two torn-down runs
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     _gate_echo(instance, '"approve"')
     _torn_down(instance, _mission(ECHO))
     instance.contenox("run", "--policy", "gate", "--timeout", "4s", TASK, timeout=120)
@@ -465,6 +477,9 @@ def test_approval_ceiling_never_leaves_an_unbounded_ask_without_a_deadline(
 
 def test_mission_stop_closes_the_mission_s_pending_asks(instance: Instance) -> None:
     # function: needs an id printed by an earlier command
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     _gate_echo(instance, '"approve"')
     _torn_down(instance, _mission(ECHO))
     [ask] = probes.approvals(instance)
@@ -528,6 +543,9 @@ def test_an_agent_answer_is_accepted_where_the_envelope_grants_agent_answers(
 
 def test_an_agent_answer_is_refused_where_the_envelope_grants_none(instance: Instance) -> None:
     # function: needs an id printed by an earlier command
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     _envelope(instance, "gate", 'default_action = "allow"\nmissions.answer = "deny"\n')
     _torn_down(instance, _mission(_question("which branch")))
     instance.must("config", "set", "opt-in-beta", "true")
@@ -566,6 +584,9 @@ def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     instance: Instance,
 ) -> None:
     # function: needs a condition waited on between commands
+    # The run ends at its ask (torn down, stopped or refused) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     instance.init()
     instance.must("config", "set", "approval-ceiling", "8s")
     _envelope(instance, "gate", 'default_action = "allow"\n')

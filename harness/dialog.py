@@ -449,8 +449,22 @@ class Script:
 
     @property
     def optional_turns(self) -> int:
-        """How many trailing turns are ``optional``."""
-        return sum(1 for t in self.turns if isinstance(t, Turn) and t.optional)
+        """How many trailing turns are ``optional``.
+
+        A plain closing text turn right after a ``mission_finish`` call counts
+        as optional even unmarked: contenox v1.0.0 tears the unit down after
+        ``mission_finish`` and serves that turn only sometimes (a known race,
+        recorded in the scripted-test backend's ledger), so no case can demand it.
+        """
+        marked = sum(1 for t in self.turns if isinstance(t, Turn) and t.optional)
+        if marked or len(self.turns) < 2:
+            return marked
+        last, before = self.turns[-1], self.turns[-2]
+        closing = isinstance(last, Turn) and not last.tool_calls
+        finishing = isinstance(before, Turn) and any(
+            c.name == "mission_finish" for c in before.tool_calls
+        )
+        return 1 if closing and finishing else 0
 
     @property
     def model_name(self) -> str:

@@ -12,7 +12,9 @@ id is the same placeholder everywhere in one transcript::
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +54,31 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bgo1\.\d+(?:\.\d+)?\b"), "[GOVERSION]"),
     (re.compile(r"(?<=version )v?\d+\.\d+\.\d+(?:-[\w.]+)?(?:\+[\w.]+)?"), "[VERSION]"),
     (re.compile(r"\bpid[ =:]+\d+\b"), "pid [PID]"),
+    # The marker every child carries names this pytest process (pid, start time).
+    (re.compile(r"(?<=E2E_HARNESS_SESSION=)[0-9a-f.]+(?:\[HEX\d+\])?"), "[SESSION]"),
+    # A scratch path contenox shortened with an ellipsis: where it is cut depends
+    # on how long the machine's pytest basetemp is, so the whole fragment goes.
+    (re.compile(r"(?:/[^\s'\"/]+)*/pytest-of-[^/\s'\"]+/pytest-\d+[^\s'\"…]*…"), "[ROOT]…"),
+    # Any other path under pytest's basetemp (another case's root, another worker's).
+    (
+        re.compile(r"(?:/[^\s'\"/]+)*/pytest-of-[^/\s'\"]+/pytest-\d+(?:/popen-gw\d+)?"),
+        "[BASETEMP]",
+    ),
 )
+
+
+def machine_paths() -> dict[str, Path]:
+    """Paths that differ from machine to machine but not from run to run.
+
+    The Python running the suite (``[VENV]``, e.g. a case hands contenox
+    ``[VENV]/bin/python`` as an MCP server's command) and the ``PATH`` every
+    child inherits (``[PATH]``, printed whole by a shell that runs ``env``).
+    """
+    paths = {"[VENV]": Path(sys.prefix)}
+    search = os.environ.get("PATH", "")
+    if os.pathsep in search:
+        paths["[PATH]"] = Path(search)
+    return paths
 
 
 @dataclass
@@ -71,12 +97,16 @@ class Redactor:
             self._numbers[key] = self._counters[family]
         return f"[{family}{self._numbers[key]}]"
 
-    def __call__(self, text: str) -> str:
+    def only_paths(self, text: str) -> str:
+        """Replace the scratch and machine paths only (a dialog keeps its ids and times)."""
+        paths = {**machine_paths(), **self.paths}
         # Longest path first, so [WORK] wins over the [ROOT] that contains it.
-        for placeholder, path in sorted(
-            self.paths.items(), key=lambda item: len(str(item[1])), reverse=True
-        ):
+        for placeholder, path in sorted(paths.items(), key=lambda item: len(str(item[1])), reverse=True):
             text = text.replace(str(path), placeholder)
+        return text
+
+    def __call__(self, text: str) -> str:
+        text = self.only_paths(text)
         for pattern, replacement in self.extra.items():
             text = re.sub(pattern, replacement, text)
         for family, regex in _IDS:
