@@ -52,11 +52,11 @@ __all__ = [
     "AcpError",
     "AcpTimeout",
     "AgentRequest",
-    "Message",
     "PendingPrompt",
     "PermissionAsk",
     "PromptTurn",
     "Ruling",
+    "WireMessage",
     "open_acp",
 ]
 
@@ -95,7 +95,7 @@ class AcpTimeout(AcpError):
 
 
 @dataclass(frozen=True)
-class Message:
+class WireMessage:
     """One JSON-RPC message, as it crossed the wire, and which way it went."""
 
     direction: Literal["sent", "received"]
@@ -179,7 +179,7 @@ class PermissionAsk:
         return str(self.tool_call.get("title", ""))
 
 
-def _update_kind(message: Message) -> str | None:
+def _update_kind(message: WireMessage) -> str | None:
     if message.direction != "received" or message.method != "session/update":
         return None
     update = (message.payload.get("params") or {}).get("update") or {}
@@ -193,7 +193,7 @@ def _text_of(content: JSON) -> str:
     return ""
 
 
-def _requests(messages: Sequence[Message]) -> list[AgentRequest]:
+def _requests(messages: Sequence[WireMessage]) -> list[AgentRequest]:
     answers = {
         json.dumps(m.payload.get("id")): m.payload
         for m in messages
@@ -220,7 +220,7 @@ class PromptTurn:
     """
 
     prompt: str
-    messages: tuple[Message, ...]
+    messages: tuple[WireMessage, ...]
     response: Mapping[str, JSON] | None
     rulings: tuple[Ruling, ...] = ()
 
@@ -381,7 +381,7 @@ class AcpClient:
         self.timeout = timeout
         self.linger = linger
         self.session_id: str | None = None
-        self.messages: list[Message] = []
+        self.messages: list[WireMessage] = []
         self._rulings: list[Ruling] = []
         self._env = dict(env) if env is not None else dict(os.environ)
         self._inbox: queue.Queue[bytes] = queue.Queue()
@@ -465,7 +465,7 @@ class AcpClient:
     # -- the wire ------------------------------------------------------
 
     def _send(self, payload: Mapping[str, JSON]) -> None:
-        self.messages.append(Message("sent", dict(payload), time.monotonic()))
+        self.messages.append(WireMessage("sent", dict(payload), time.monotonic()))
         try:
             self.process.write(json.dumps(payload, ensure_ascii=False) + "\n")
         except (BrokenPipeError, ValueError, OSError) as err:
@@ -503,7 +503,7 @@ class AcpClient:
                 f"{text[:_SHOW_CHARS]!r}. stdout is the protocol channel; anything meant "
                 "for a person belongs on stderr."
             )
-        message = Message("received", payload, time.monotonic())
+        message = WireMessage("received", payload, time.monotonic())
         self.messages.append(message)
         if message.is_response:
             self._responses[json.dumps(payload.get("id"))] = payload
@@ -643,7 +643,7 @@ class AcpClient:
         """``session/cancel``: what an editor sends when the user stops the turn."""
         self.notify("session/cancel", {"sessionId": session_id or self.session_id})
 
-    def _answer(self, message: Message) -> None:
+    def _answer(self, message: WireMessage) -> None:
         method = str(message.method)
         params: Mapping[str, JSON] = message.payload.get("params") or {}
         handler = {
