@@ -29,19 +29,18 @@ import os
 import queue
 import shlex
 import signal
-import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .command import CommandTimeout, notices
-from .process import start, start_in
+from .process import Process, start, start_in
+from .result import CommandTimeout, notices
 
 if TYPE_CHECKING:
     from .instance import Instance
+    from .recorder import Recorder
 
 __all__ = [
     "DEFAULT_LINGER",
@@ -332,11 +331,11 @@ class PromptTurn:
 
 @dataclass
 class _Terminal:
-    proc: subprocess.Popen[bytes]
+    """A command the agent runs in the editor's terminal: one stream (stdout and stderr
+    merged, as a terminal shows them) and the byte limit the agent asked for."""
+
+    proc: Process
     limit: int | None
-    output: bytearray = field(default_factory=bytearray)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    reader: threading.Thread | None = None
 
 
 def _exit_status(returncode: int) -> dict[str, JSON]:
@@ -361,7 +360,7 @@ class AcpClient:
 
     def __init__(
         self,
-        argv: Sequence[str | os.PathLike[str]],
+        process: Process,
         *,
         workspace: Path,
         env: Mapping[str, str] | None = None,
@@ -371,8 +370,21 @@ class AcpClient:
         unreadable: Iterable[str | os.PathLike[str]] = (),
         timeout: float = DEFAULT_TIMEOUT,
         linger: float = DEFAULT_LINGER,
-        instance: Instance | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
+        """Attach to the agent ``process`` (started with ``queue_lines=True``).
+
+        ``env`` is what the editor's terminals run with (the agent's own, as
+        an editor would pass on); files and terminal cwds outside ``roots``
+        (default: the workspace) are refused.
+        """
+        if process.lines is None:
+            raise ValueError(
+                f"the agent `{' '.join(process.argv)}` was started without queue_lines=True, "
+                "so its stdout lines cannot be read as messages; start it with "
+                "start(..., queue_lines=True) or use open_acp"
+            )
+        self.process = process
         self.workspace = Path(workspace).resolve()
         self.roots = tuple(Path(r).resolve() for r in (roots or (self.workspace,)))
         self.permission = permission
@@ -382,56 +394,14 @@ class AcpClient:
         self.linger = linger
         self.session_id: str | None = None
         self.messages: list[WireMessage] = []
+        self.recorder = recorder
         self._rulings: list[Ruling] = []
         self._env = dict(env) if env is not None else dict(os.environ)
-        self._inbox: queue.Queue[bytes] = queue.Queue()
+        self._inbox: queue.Queue[bytes] = process.lines
         self._next_id = 0
         self._responses: dict[str, Mapping[str, JSON]] = {}
         self._terminals: dict[str, _Terminal] = {}
         self._closed_code: int | None = None
-        if instance is not None:
-            self.process = start_in(
-                instance, argv, env=env, cwd=self.workspace, on_stdout_line=self._inbox.put
-            )
-            instance.cleanups.append(self._release_terminals)
-            instance.recorder.started(self.process.argv)
-            self.process.on_end = instance.recorder.ended_acp
-        else:
-            self.process = start(
-                argv, env=self._env, cwd=self.workspace, on_stdout_line=self._inbox.put
-            )
-        self.recorder = instance.recorder if instance is not None else None
-
-    @classmethod
-    def spawn(
-        cls,
-        argv: Sequence[str | os.PathLike[str]],
-        *,
-        workspace: Path,
-        env: Mapping[str, str] | None = None,
-        roots: Iterable[Path] | None = None,
-        permission: Ruling | Callable[[PermissionAsk], Ruling] = "allow",
-        refuse_writes: bool = False,
-        unreadable: Iterable[str | os.PathLike[str]] = (),
-        timeout: float = DEFAULT_TIMEOUT,
-        linger: float = DEFAULT_LINGER,
-    ) -> AcpClient:
-        """Start ``argv`` as the agent, with ``workspace`` as its cwd and the session's.
-
-        Files and terminal cwds outside ``roots`` (default: the workspace) are
-        refused. Call :meth:`close` (or :meth:`cleanup`) when done.
-        """
-        return cls(
-            argv,
-            workspace=workspace,
-            env=env,
-            roots=roots,
-            permission=permission,
-            refuse_writes=refuse_writes,
-            unreadable=unreadable,
-            timeout=timeout,
-            linger=linger,
-        )
 
     # -- what was seen -------------------------------------------------
 
@@ -745,21 +715,11 @@ class AcpClient:
             env[str(var.get("name"))] = str(var.get("value"))
         argv = [str(params.get("command")), *map(str, params.get("args") or [])]
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-            )
+            proc = start(argv, env=env, cwd=cwd, stdin=False, merge_stderr=True)
         except OSError as err:
             return _error(_INTERNAL, f"cannot start {shlex.join(argv)}: {err}")
         limit = params.get("outputByteLimit")
         term = _Terminal(proc, limit if isinstance(limit, int) else None)
-        term.reader = threading.Thread(target=_collect, args=(term,), daemon=True)
-        term.reader.start()
         terminal_id = f"term-{len(self._terminals) + 1}"
         self._terminals[terminal_id] = term
         return {"result": {"terminalId": terminal_id}}
@@ -771,11 +731,10 @@ class AcpClient:
         term = self._terminal(params)
         if term is None:
             return _error(_INVALID_PARAMS, f"unknown terminal {params.get('terminalId')!r}")
-        returncode = term.proc.poll()
-        if returncode is not None and term.reader is not None:
-            term.reader.join(timeout=5)
-        with term.lock:
-            data = bytes(term.output)
+        returncode = term.proc.exit_code
+        if returncode is not None:
+            term.proc.drain()
+        data = term.proc.output()
         truncated = term.limit is not None and len(data) > term.limit
         if truncated and term.limit is not None:
             data = data[len(data) - term.limit :]
@@ -792,36 +751,32 @@ class AcpClient:
         if term is None:
             return _error(_INVALID_PARAMS, f"unknown terminal {params.get('terminalId')!r}")
         try:
-            returncode = term.proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            # An editor would wait forever; a case may not. Kill it and say so.
-            _kill_tree(term.proc)
-            returncode = term.proc.wait()
+            returncode = term.proc.wait(timeout=self.timeout).exit_code
+        except CommandTimeout as overrun:
+            # An editor would wait forever; a case may not: its group was killed.
+            returncode = overrun.result.exit_code
         return {"result": _exit_status(returncode)}
 
     def _on_terminal_kill(self, params: Mapping[str, JSON]) -> Mapping[str, JSON]:
         term = self._terminal(params)
         if term is None:
             return _error(_INVALID_PARAMS, f"unknown terminal {params.get('terminalId')!r}")
-        _kill_tree(term.proc)
+        term.proc.kill()
         return {"result": None}
 
     def _on_terminal_release(self, params: Mapping[str, JSON]) -> Mapping[str, JSON]:
         term = self._terminals.pop(str(params.get("terminalId")), None)
         if term is not None:
-            _kill_tree(term.proc)
+            term.proc.kill()
         return {"result": None}
 
     # -- ending --------------------------------------------------------
 
-    def _release_terminals(self) -> str | None:
-        left = [
-            shlex.join(t.proc.args if isinstance(t.proc.args, list) else [str(t.proc.args)])
-            for t in self._terminals.values()
-            if t.proc.poll() is None
-        ]
+    def release_terminals(self) -> str | None:
+        """Kill every terminal command the agent left; None if none was running, else what."""
+        left = [shlex.join(t.proc.argv) for t in self._terminals.values() if t.proc.running]
         for term in self._terminals.values():
-            _kill_tree(term.proc)
+            term.proc.kill()
         self._terminals.clear()
         if left:
             return f"terminal command(s) the agent never released were still running: {left}"
@@ -835,7 +790,7 @@ class AcpClient:
         """
         if self._closed_code is not None:
             return self._closed_code
-        self._release_terminals()
+        self.release_terminals()
         self.process.close_stdin()
         try:
             result = self.process.wait(timeout=timeout)
@@ -860,7 +815,7 @@ class AcpClient:
 
     def cleanup(self) -> str | None:
         """End-of-case cleanup: None if the agent had ended, else what was killed."""
-        terminals = self._release_terminals()
+        terminals = self.release_terminals()
         agent = self.process.cleanup()
         return "; ".join(r for r in (agent, terminals) if r) or None
 
@@ -934,31 +889,6 @@ def _error(code: int, message: str) -> dict[str, JSON]:
     return {"error": {"code": code, "message": message}}
 
 
-def _collect(term: _Terminal) -> None:
-    assert term.proc.stdout is not None
-    fd = term.proc.stdout.fileno()
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        with term.lock:
-            term.output.extend(chunk)
-
-
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-
-
 def open_acp(
     instance: Instance,
     *args: str,
@@ -986,18 +916,29 @@ def open_acp(
             turn = acp.prompt("write the file")
         assert turn.permission_requests[0].ruling == "deny"
     """
-    client = AcpClient(
+    child_env = instance.env(env)
+    process = start_in(
+        instance,
         [instance.binary, subcommand, *args],
+        env=env,
+        cwd=instance.work,
+        queue_lines=True,
+    )
+    instance.recorder.started(process.argv)
+    process.on_end = instance.recorder.ended_acp
+    client = AcpClient(
+        process,
         workspace=instance.work,
-        env=instance.env(env),
+        env=child_env,
         roots=(instance.root,),
         permission=permission,
         refuse_writes=refuse_writes,
         unreadable=unreadable,
         timeout=timeout,
         linger=linger,
-        instance=instance,
+        recorder=instance.recorder,
     )
+    instance.cleanups.append(client.release_terminals)
     if handshake:
         client.initialize(capabilities)
         client.new_session()

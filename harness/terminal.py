@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pexpect
 import pyte
 
-from .process import WaitTimeout, wait_until
+from .process import WaitTimeout, signal_group, spawn_pty, wait_until
 
 if TYPE_CHECKING:
     from .instance import Instance
@@ -111,16 +111,7 @@ class Terminal:
         process group, as they would from a real terminal.
         """
         args = tuple(os.fspath(a) for a in argv)
-        if not args:
-            raise ValueError("argv is empty: name the program to run under the terminal")
-        child: pexpect.spawn[bytes] = pexpect.spawn(
-            args[0],
-            list(args[1:]),
-            env=dict(env) if env is not None else None,
-            cwd=os.fspath(cwd) if cwd is not None else None,
-            dimensions=(rows, cols),
-            echo=False,
-        )
+        child = spawn_pty(args, env=env, cwd=cwd, rows=rows, cols=cols)
         return cls(child, args, rows, cols)
 
     def _answer(self, data: str) -> None:
@@ -234,10 +225,7 @@ class Terminal:
 
     def hangup(self) -> None:
         """SIGHUP to the whole group, as closing the terminal window does."""
-        try:
-            os.killpg(self.pid, signal.SIGHUP)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(self.pid, signal.SIGHUP)
 
     def resize(self, rows: int, cols: int) -> None:
         """Resize the terminal (the child gets SIGWINCH) and the emulated screen."""
@@ -283,10 +271,7 @@ class Terminal:
 
     def close(self) -> None:
         """Kill the whole group and release the pty."""
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(self.pid, signal.SIGKILL)
         self._child.close(force=True)
         self._reader.join(timeout=2)
 

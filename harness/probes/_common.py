@@ -8,9 +8,9 @@ import json
 from collections.abc import MutableMapping, Sequence
 from typing import Any
 
-from ..command import Result
 from ..instance import Instance
 from ..recorder import recorded_probe
+from ..result import Result
 from ..table import TableError
 
 

@@ -8,9 +8,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..command import Result
 from ..instance import Instance
 from ..process import Process
+from ..result import Result
 from ..table import read_table
 from ._common import ProbeError, _probe, _source, record_probes
 
