@@ -101,8 +101,9 @@ __all__ += [
 ]
 
 # Durable state read back through contenox's own commands. The probes stay
-# namespaced (`from harness import probes`; `probes.missions(instance)`): their
-# row types Step and Transcript would collide with the case module's.
+# namespaced (`from harness import probes`; `probes.missions(instance)`), one
+# module per area under harness/probes/; their row types (StateStep,
+# SessionTranscript, SessionMessage) no longer collide with the case module's.
 from . import probes  # noqa: E402
 from .probes import ProbeError  # noqa: E402
 from .table import TableError, read_fields, read_table  # noqa: E402

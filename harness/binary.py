@@ -32,8 +32,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .command import CommandTimeout, Result, kill_group, run
+from .command import CommandTimeout, Result, run
 from .environment import child_env, go_env
+from .process import kill_group, popen
 
 __all__ = [
     "CONTENOX_MODULE",
@@ -194,15 +195,7 @@ def _go(argv: Sequence[str | os.PathLike[str]], *, cwd: Path | str, env: dict[st
     """
     args = tuple(os.fspath(a) for a in argv)
     started = time.monotonic()
-    proc = subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    proc = popen(args, env=env, cwd=cwd)
     out: list[bytes] = []
     err_lines: list[str] = []
 

@@ -10,15 +10,24 @@ the background::
     ...
     blocked.wait(timeout=60).assert_success()
 
-Every child leads its own session (so its own process group): a signal, a
-kill and the end-of-case cleanup reach the whole tree, not just the leader.
-:func:`start_in` and :func:`start_contenox` register that cleanup on the
-instance, so whatever a case leaves running is killed and reported.
+This module is the one place a child is spawned, signalled and reaped:
+commands run to completion (:func:`harness.command.run`), background steps,
+terminals (:func:`spawn_pty`) and the commands an ACP agent runs in the
+editor's terminals all start here. Every child leads its own session (so its
+own process group): a signal, a kill and the end-of-case cleanup reach the
+whole tree, not just the leader. Every child starts with the default
+dispositions of the signals a person uses to stop it (SIGINT, SIGHUP, SIGQUIT,
+SIGTERM), even when the runner ignores them — under ``nohup`` or as a
+background job of a non-interactive shell an ignored signal would otherwise be
+inherited, and ``hangup()`` could not end the child. :func:`start_in` and
+:func:`start_contenox` register the cleanup on the instance, so whatever a case
+leaves running is killed and reported.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -28,15 +37,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, TypeVar
 
-from .command import CommandTimeout, Result, kill_group
+import pexpect
+
 from .recorder import quiet
+from .result import CommandTimeout, Result
 
 if TYPE_CHECKING:
     from .instance import Instance
 
 __all__ = [
+    "STOP_SIGNALS",
     "Process",
     "WaitTimeout",
+    "group_alive",
+    "kill_group",
+    "popen",
+    "signal_group",
+    "spawn_pty",
     "start",
     "start_contenox",
     "start_in",
@@ -93,7 +110,90 @@ def _decode(data: bytes | bytearray) -> str:
     return bytes(data).decode("utf-8", errors="replace")
 
 
-def _group_alive(pgid: int) -> bool:
+# The signals a person stops a program with. A child gets their default
+# dispositions back, whatever the runner set for itself.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM)
+
+
+def _child_setup() -> None:
+    """Run in the child between fork and exec: default dispositions for the stop signals.
+
+    An ignored signal survives exec (POSIX), so a runner under ``nohup`` would
+    hand its children an ignored SIGHUP; a handled one is reset by exec anyway.
+    """
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def popen(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: int | None = subprocess.DEVNULL,
+    stdout: int | None = subprocess.PIPE,
+    stderr: int | None = subprocess.PIPE,
+) -> subprocess.Popen[bytes]:
+    """Spawn ``argv`` the one way every child is spawned: its own session, default signals.
+
+    The low-level door for a caller that reads the pipes itself (the build's
+    heartbeat); a case wants :func:`start_in` or :func:`start_contenox`.
+    """
+    return subprocess.Popen(
+        tuple(os.fspath(a) for a in argv),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(env) if env is not None else None,
+        cwd=Path(cwd) if cwd is not None else None,
+        start_new_session=True,
+        preexec_fn=_child_setup,
+    )
+
+
+def spawn_pty(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    rows: int,
+    cols: int,
+) -> pexpect.spawn[bytes]:
+    """Spawn ``argv`` under a fresh pty of ``rows`` x ``cols`` (pexpect), default signals.
+
+    The child leads its own session with the pty as its controlling terminal,
+    so the pty's Ctrl-C and :func:`signal_group` reach its whole group.
+    """
+    args = [os.fspath(a) for a in argv]
+    if not args:
+        raise ValueError("argv is empty: name the program to run under the terminal")
+    return pexpect.spawn(
+        args[0],
+        args[1:],
+        env=dict(env) if env is not None else None,
+        cwd=os.fspath(cwd) if cwd is not None else None,
+        dimensions=(rows, cols),
+        echo=False,
+        preexec_fn=_child_setup,
+    )
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to the process group ``pgid`` (a child this module spawned leads its own);
+    a group that is gone, or that is no longer ours, is not an error."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+    """Signal the child's whole process group (it leads its own session)."""
+    signal_group(proc.pid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """True while any process of group ``pgid`` is alive (a zombie leader counts)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
@@ -122,8 +222,13 @@ class Process:
         cwd: str | os.PathLike[str] | None = None,
         stdin: bool = True,
         on_stdout_line: Callable[[bytes], None] | None = None,
+        merge_stderr: bool = False,
+        queue_lines: bool = False,
     ) -> None:
         self.argv = tuple(os.fspath(a) for a in argv)
+        # Every stdout line, in order, for a reader that consumes them (the
+        # ACP wire); filled from the first byte, so nothing is missed.
+        self.lines: queue.Queue[bytes] | None = queue.Queue() if queue_lines else None
         self._lock = threading.Lock()
         self._stdout = bytearray()
         self._stderr = bytearray()
@@ -133,24 +238,25 @@ class Process:
         self._stdout_closed = threading.Event()
         # Told the Result once, when the process is finished (waited for or cleaned up).
         self.on_end: Callable[[Result], None] | None = None
-        self._popen = subprocess.Popen(
+        self._popen = popen(
             self.argv,
+            env=env,
+            cwd=cwd,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=Path(cwd) if cwd is not None else None,
-            start_new_session=True,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
         )
-        assert self._popen.stdout is not None and self._popen.stderr is not None
+        assert self._popen.stdout is not None
         self._readers = [
             threading.Thread(
                 target=self._read, args=(self._popen.stdout, self._stdout, True), daemon=True
-            ),
-            threading.Thread(
-                target=self._read, args=(self._popen.stderr, self._stderr, False), daemon=True
-            ),
+            )
         ]
+        if self._popen.stderr is not None:
+            self._readers.append(
+                threading.Thread(
+                    target=self._read, args=(self._popen.stderr, self._stderr, False), daemon=True
+                )
+            )
         for reader in self._readers:
             reader.start()
 
@@ -168,6 +274,8 @@ class Process:
                 break
             with self._lock:
                 sink.extend(chunk)
+            if lines and self.lines is not None:
+                self.lines.put(chunk)
             if lines and self._on_stdout_line is not None:
                 self._on_stdout_line(chunk)
         if lines:
@@ -203,6 +311,16 @@ class Process:
         """Everything on stderr so far (log lines and notices)."""
         with self._lock:
             return _decode(self._stderr)
+
+    def output(self) -> bytes:
+        """Every byte on stdout so far (with stderr too, when started with ``merge_stderr``)."""
+        with self._lock:
+            return bytes(self._stdout)
+
+    def drain(self, timeout: float = _DRAIN_TIMEOUT) -> None:
+        """Wait (at most ``timeout``) until what the pipes still hold has been read."""
+        for reader in self._readers:
+            reader.join(timeout=timeout)
 
     def write(self, data: str | bytes) -> None:
         """Write to the child's stdin and flush."""
@@ -246,8 +364,7 @@ class Process:
         self._popen.wait()
 
     def _finish(self, timed_out: bool) -> Result:
-        for reader in self._readers:
-            reader.join(timeout=_DRAIN_TIMEOUT)
+        self.drain()
         returncode = self._popen.returncode
         result = Result(
             argv=self.argv,
@@ -323,7 +440,7 @@ class Process:
     def cleanup(self) -> str | None:
         """End-of-case cleanup: None if nothing was left, else a sentence naming what was killed."""
         leader_running = self.running
-        group_left = not leader_running and _group_alive(self.pid)
+        group_left = not leader_running and group_alive(self.pid)
         if not leader_running and not group_left:
             self._finish(timed_out=False)
             return None
@@ -342,8 +459,14 @@ def start(
     cwd: str | os.PathLike[str] | None = None,
     stdin: bool = True,
     on_stdout_line: Callable[[bytes], None] | None = None,
+    merge_stderr: bool = False,
+    queue_lines: bool = False,
 ) -> Process:
     """Start ``argv`` in the background, in its own session; return its :class:`Process`.
+
+    ``merge_stderr`` sends stderr down stdout (one stream, as a terminal shows
+    it); ``queue_lines`` keeps every stdout line in :attr:`Process.lines` for a
+    reader that consumes them.
 
     Nobody cleans this one up for you: call ``wait`` or ``kill``, or prefer
     :func:`start_in` inside a case.
@@ -352,7 +475,15 @@ def start(
     >>> proc.interrupt(); proc.wait(timeout=5).exit_code
     -2
     """
-    return Process(argv, env=env, cwd=cwd, stdin=stdin, on_stdout_line=on_stdout_line)
+    return Process(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=stdin,
+        on_stdout_line=on_stdout_line,
+        merge_stderr=merge_stderr,
+        queue_lines=queue_lines,
+    )
 
 
 def start_in(
@@ -363,6 +494,7 @@ def start_in(
     cwd: str | os.PathLike[str] | None = None,
     stdin: bool = True,
     on_stdout_line: Callable[[bytes], None] | None = None,
+    queue_lines: bool = False,
 ) -> Process:
     """Start any program inside ``instance`` (hermetic env, cwd ``work/``), cleaned up at the end.
 
@@ -374,6 +506,7 @@ def start_in(
         cwd=cwd if cwd is not None else instance.work,
         stdin=stdin,
         on_stdout_line=on_stdout_line,
+        queue_lines=queue_lines,
     )
     instance.cleanups.append(proc.cleanup)
     return proc

@@ -34,9 +34,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .command import Result, notices
 from .demand import Demand
 from .redact import Redactor
+from .result import Result, notices
 
 if TYPE_CHECKING:
     from .acp import PromptTurn

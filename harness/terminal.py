@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pexpect
 import pyte
 
-from .process import WaitTimeout, wait_until
+from .process import WaitTimeout, signal_group, spawn_pty, wait_until
 
 if TYPE_CHECKING:
     from .instance import Instance
@@ -38,6 +38,8 @@ __all__ = [
     "DEFAULT_COLUMNS",
     "DEFAULT_ROWS",
     "PERSON_TERM",
+    "PtyChild",
+    "Screen",
     "Terminal",
     "TerminalTimeout",
     "open_terminal",
@@ -67,8 +69,166 @@ class _AnsweringScreen(pyte.Screen):
         self._answer(data)
 
 
+class PtyChild:
+    """Process control of one command under a pty: its pid, its exit, signals, keystrokes.
+
+    Spawned through :func:`harness.process.spawn_pty` like every child: it
+    leads its own session with the pty as its controlling terminal. Knows
+    nothing of what the screen shows (that is :class:`Screen`'s).
+    """
+
+    def __init__(self, child: pexpect.spawn[bytes], argv: tuple[str, ...]) -> None:
+        self.argv = argv
+        self._child = child
+        self._exit_code: int | None = None
+
+    @classmethod
+    def spawn(
+        cls,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        rows: int = DEFAULT_ROWS,
+        cols: int = DEFAULT_COLUMNS,
+    ) -> PtyChild:
+        """Start ``argv`` under a fresh pty of ``rows`` x ``cols``."""
+        args = tuple(os.fspath(a) for a in argv)
+        return cls(spawn_pty(args, env=env, cwd=cwd, rows=rows, cols=cols), args)
+
+    @property
+    def pid(self) -> int:
+        pid = self._child.pid
+        assert pid is not None, "pexpect.spawn always has a pid once started"
+        return pid
+
+    @property
+    def fd(self) -> int:
+        """The pty's controller side: read what the program writes, write what it reads."""
+        return int(self._child.child_fd)
+
+    def alive(self) -> bool:
+        """True while the leader has not exited (reaps it once it has)."""
+        return bool(self._child.isalive())
+
+    def poll(self) -> int | None:
+        """The leader's exit code (``-N`` for signal N), or None while it runs."""
+        if self._exit_code is not None:
+            return self._exit_code
+        if self._child.isalive():
+            return None
+        status, sig = self._child.exitstatus, self._child.signalstatus
+        self._exit_code = -int(sig) if sig is not None else int(status or 0)
+        return self._exit_code
+
+    def write(self, data: bytes) -> None:
+        """Bytes to the program as if typed (an answer to a terminal query, say)."""
+        try:
+            os.write(self.fd, data)
+        except OSError:
+            pass
+
+    def send(self, text: str) -> None:
+        """Type ``text``."""
+        self._child.send(text)
+
+    def send_ctrl(self, char: str) -> None:
+        """Press Ctrl+``char``."""
+        self._child.sendcontrol(char)
+
+    def interrupt(self) -> None:
+        """The pty's interrupt character: SIGINT to the foreground group."""
+        self._child.sendintr()
+
+    def signal(self, sig: int) -> None:
+        """``sig`` to the whole group."""
+        signal_group(self.pid, sig)
+
+    def set_size(self, rows: int, cols: int) -> None:
+        """Resize the pty (the program gets SIGWINCH)."""
+        self._child.setwinsize(rows, cols)
+
+    def close(self) -> None:
+        """Kill the whole group and release the pty."""
+        self.signal(signal.SIGKILL)
+        self._child.close(force=True)
+
+
+class Screen:
+    """What a pty shows: every byte the program writes, rendered through pyte.
+
+    A reader thread feeds the emulator until the pty reaches end of file;
+    queries the program makes of its terminal are answered through ``pty``.
+    """
+
+    def __init__(self, pty: PtyChild, rows: int, cols: int) -> None:
+        self._pty = pty
+        self._lock = threading.Lock()
+        self._raw = bytearray()
+        self._screen = _AnsweringScreen(cols, rows, lambda data: pty.write(data.encode("utf-8")))
+        self._stream = pyte.ByteStream(self._screen)
+        self.eof = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        fd = self._pty.fd
+        while True:
+            try:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if not ready:
+                    if not self._pty.alive():
+                        # The leader is gone; drain what is left, then stop.
+                        ready = [fd]
+                    else:
+                        continue
+                chunk = os.read(fd, 65536)
+            except (OSError, ValueError):
+                break
+            if not chunk:
+                break
+            with self._lock:
+                self._raw.extend(chunk)
+                self._stream.feed(chunk)
+        self.eof.set()
+
+    @property
+    def rows(self) -> int:
+        return int(self._screen.lines)
+
+    @property
+    def cols(self) -> int:
+        return int(self._screen.columns)
+
+    def text(self) -> str:
+        """The screen now: one line per row, trailing blanks trimmed."""
+        with self._lock:
+            lines = [line.rstrip() for line in self._screen.display]
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
+
+    def raw(self) -> bytes:
+        """Every byte read from the pty."""
+        with self._lock:
+            return bytes(self._raw)
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Resize the emulated screen (the pty is :class:`PtyChild`'s)."""
+        with self._lock:
+            self._screen.resize(rows, cols)
+
+    def join(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for the reader to reach end of file."""
+        self._reader.join(timeout=timeout)
+
+
 class Terminal:
     """One command running under a pty, rendered through a terminal emulator.
+
+    Composed of its :class:`PtyChild` (process control) and its
+    :class:`Screen` (what a person sees); the waits and the recorder hook
+    live here.
 
     >>> term = Terminal.spawn(["sh", "-c", "read x; echo got $x"], rows=10, cols=40)
     >>> term.send_line("hi")
@@ -77,22 +237,13 @@ class Terminal:
     0
     """
 
-    def __init__(
-        self, child: pexpect.spawn[bytes], argv: tuple[str, ...], rows: int, cols: int
-    ) -> None:
-        self.argv = argv
-        self._child = child
-        self._lock = threading.Lock()
-        self._raw = bytearray()
-        self._screen = _AnsweringScreen(cols, rows, self._answer)
-        self._stream = pyte.ByteStream(self._screen)
-        self._eof = threading.Event()
-        self._exit_code: int | None = None
+    def __init__(self, pty: PtyChild, rows: int, cols: int) -> None:
+        self.argv = pty.argv
+        self.pty = pty
+        self.view = Screen(pty, rows, cols)
         # Told (checkpoint, screen) at each wait_for that succeeds and at exit.
         self.on_screen: Callable[[str, str], None] | None = None
         self.started = time.monotonic()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
 
     @classmethod
     def spawn(
@@ -110,72 +261,27 @@ class Terminal:
         terminal, so :meth:`interrupt` and :meth:`hangup` reach its whole
         process group, as they would from a real terminal.
         """
-        args = tuple(os.fspath(a) for a in argv)
-        if not args:
-            raise ValueError("argv is empty: name the program to run under the terminal")
-        child: pexpect.spawn[bytes] = pexpect.spawn(
-            args[0],
-            list(args[1:]),
-            env=dict(env) if env is not None else None,
-            cwd=os.fspath(cwd) if cwd is not None else None,
-            dimensions=(rows, cols),
-            echo=False,
-        )
-        return cls(child, args, rows, cols)
-
-    def _answer(self, data: str) -> None:
-        try:
-            os.write(self._child.child_fd, data.encode("utf-8"))
-        except OSError:
-            pass
-
-    def _read(self) -> None:
-        fd = self._child.child_fd
-        while True:
-            try:
-                ready, _, _ = select.select([fd], [], [], 0.1)
-                if not ready:
-                    if not self._child.isalive():
-                        # The leader is gone; drain what is left, then stop.
-                        ready = [fd]
-                    else:
-                        continue
-                chunk = os.read(fd, 65536)
-            except (OSError, ValueError):
-                break
-            if not chunk:
-                break
-            with self._lock:
-                self._raw.extend(chunk)
-                self._stream.feed(chunk)
-        self._eof.set()
+        return cls(PtyChild.spawn(argv, env=env, cwd=cwd, rows=rows, cols=cols), rows, cols)
 
     @property
     def pid(self) -> int:
-        pid = self._child.pid
-        assert pid is not None, "pexpect.spawn always has a pid once started"
-        return pid
+        return self.pty.pid
 
     @property
     def rows(self) -> int:
-        return int(self._screen.lines)
+        return self.view.rows
 
     @property
     def cols(self) -> int:
-        return int(self._screen.columns)
+        return self.view.cols
 
     def screen(self) -> str:
         """The screen as a person sees it now: one line per row, trailing blanks trimmed."""
-        with self._lock:
-            lines = [line.rstrip() for line in self._screen.display]
-        while lines and not lines[-1]:
-            lines.pop()
-        return "\n".join(lines)
+        return self.view.text()
 
     def raw(self) -> bytes:
         """Every byte the child wrote to the terminal, escape sequences and all."""
-        with self._lock:
-            return bytes(self._raw)
+        return self.view.raw()
 
     def describe(self) -> str:
         """argv, state and the current screen framed, for a failure message."""
@@ -216,43 +322,33 @@ class Terminal:
 
     def send(self, text: str) -> None:
         """Type ``text`` as is (no Enter)."""
-        self._child.send(text)
+        self.pty.send(text)
 
     def send_line(self, text: str = "") -> None:
         """Type ``text`` and press Enter (a carriage return, as a keyboard sends)."""
-        self._child.send(text + "\r")
+        self.pty.send(text + "\r")
 
     def send_ctrl(self, char: str) -> None:
         """Press Ctrl+``char``, e.g. ``send_ctrl("d")``."""
         if len(char) != 1:
             raise ValueError(f"send_ctrl takes one character, e.g. 'c' or 'd'; got {char!r}")
-        self._child.sendcontrol(char)
+        self.pty.send_ctrl(char)
 
     def interrupt(self) -> None:
         """Ctrl-C: the terminal's line discipline turns it into SIGINT for the foreground group."""
-        self._child.sendintr()
+        self.pty.interrupt()
 
     def hangup(self) -> None:
         """SIGHUP to the whole group, as closing the terminal window does."""
-        try:
-            os.killpg(self.pid, signal.SIGHUP)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.pty.signal(signal.SIGHUP)
 
     def resize(self, rows: int, cols: int) -> None:
         """Resize the terminal (the child gets SIGWINCH) and the emulated screen."""
-        with self._lock:
-            self._screen.resize(rows, cols)
-        self._child.setwinsize(rows, cols)
+        self.view.resize(rows, cols)
+        self.pty.set_size(rows, cols)
 
     def _poll(self) -> int | None:
-        if self._exit_code is not None:
-            return self._exit_code
-        if self._child.isalive():
-            return None
-        status, sig = self._child.exitstatus, self._child.signalstatus
-        self._exit_code = -int(sig) if sig is not None else int(status or 0)
-        return self._exit_code
+        return self.pty.poll()
 
     @property
     def running(self) -> bool:
@@ -274,7 +370,7 @@ class Terminal:
             raise TerminalTimeout(
                 f"{' '.join(self.argv)} did not exit within {timeout:g}s.\n{self.describe()}"
             ) from None
-        self._eof.wait(timeout=2)
+        self.view.eof.wait(timeout=2)
         assert code is not None
         if self.on_screen is not None:
             self.on_screen(f"exit {code}", self.screen())
@@ -283,12 +379,8 @@ class Terminal:
 
     def close(self) -> None:
         """Kill the whole group and release the pty."""
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self._child.close(force=True)
-        self._reader.join(timeout=2)
+        self.pty.close()
+        self.view.join(timeout=2)
 
     def cleanup(self) -> str | None:
         """End-of-case cleanup: None if the program had exited, else what was killed."""

@@ -7,7 +7,7 @@ The binary is the one the suite resolves (CONTENOX_BIN, CONTENOX_SRC or the
 pinned release), run in a scratch instance that is deleted afterwards, so a
 new contenox version is re-recorded by running this and reading the diff.
 Each fixture is the stdout of one read-back command; the probes' parsers in
-harness/probes.py are tested against them by tests/test_probes.py.
+harness/probes/ are tested against them by tests/test_probes.py.
 
 The scenario: every list command on an empty instance (its empty-state
 sentence), then a worked run whose report summary has spaces, a run that

@@ -11,6 +11,7 @@ import pytest
 
 from harness import Instance
 from harness.acp import AcpClient, AcpError, AcpTimeout, PermissionAsk, open_acp
+from harness.process import start
 
 FAKE = Path(__file__).parent / "peers" / "fake_agent.py"
 
@@ -23,8 +24,8 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., AcpClient]]:
 
     def make(**options: object) -> AcpClient:
         env = {"PATH": "/usr/bin:/bin", **options.pop("env", {})}  # type: ignore[dict-item]
-        client = AcpClient.spawn(
-            [sys.executable, FAKE],
+        client = AcpClient(
+            start([sys.executable, FAKE], env=env, cwd=work, queue_lines=True),
             workspace=work,
             env=env,
             timeout=options.pop("timeout", 10.0),  # type: ignore[arg-type]
@@ -61,7 +62,8 @@ def test_a_turn_reassembles_its_text_and_keeps_updates_flushed_after_the_respons
 def test_initialize_offers_full_capabilities_by_default_or_the_ones_given(
     tmp_path: Path,
 ) -> None:
-    client = AcpClient.spawn([sys.executable, FAKE], workspace=tmp_path, timeout=10)
+    agent = start([sys.executable, FAKE], env={"PATH": "/usr/bin:/bin"}, queue_lines=True)
+    client = AcpClient(agent, workspace=tmp_path, timeout=10)
     try:
         full = client.initialize()
         custom = client.initialize({"fs": {"readTextFile": True}})
@@ -245,3 +247,12 @@ def test_open_acp_runs_in_the_instance_and_a_leftover_agent_is_reported(tmp_path
     assert client.prompt("hello").stop_reason == "end_turn"
     leftovers = instance.close()
     assert len(leftovers) == 1 and "still running" in leftovers[0]
+
+
+def test_a_client_refuses_an_agent_whose_lines_it_cannot_read(tmp_path: Path) -> None:
+    agent = start([sys.executable, FAKE], env={"PATH": "/usr/bin:/bin"})
+    try:
+        with pytest.raises(ValueError, match="queue_lines=True"):
+            AcpClient(agent, workspace=tmp_path)
+    finally:
+        agent.kill()

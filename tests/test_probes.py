@@ -15,7 +15,7 @@ from harness.probes import (
     Ask,
     Backend,
     Session,
-    Step,
+    StateStep,
     parse_approvals,
     parse_backend,
     parse_backends,
@@ -151,6 +151,23 @@ def test_approvals_list_reads_a_question_and_a_permission_ask() -> None:
     assert permission.expires_in == "6d"
 
 
+def test_approvals_list_passes_over_the_lines_it_leads_with_after_reconciling() -> None:
+    # `approvals list` is also the reconciling read: having swept expired asks or
+    # resumed stranded runs it says so before the table (recorded-style fixture).
+    assert parse_approvals(fixture("approvals_list.swept.txt")) == parse_approvals(
+        fixture("approvals_list.txt")
+    )
+
+
+def test_approvals_list_reads_an_empty_inbox_after_its_reconciliation_lines() -> None:
+    assert parse_approvals(fixture("approvals_list.swept_empty.txt")) == []
+
+
+def test_approvals_list_still_refuses_a_lead_line_it_does_not_know() -> None:
+    with pytest.raises(TableError, match="no header row"):
+        parse_approvals("Swept the floor.\n" + fixture("approvals_list.empty.txt"))
+
+
 # sessions
 
 
@@ -214,10 +231,10 @@ def test_state_list_reads_request_ids_oldest_first() -> None:
 def test_state_show_reads_the_steps_in_order() -> None:
     steps = parse_captured_steps(fixture("state_show.txt"))
     assert steps[:4] == [
-        Step("run-agent", "chat_completion", 0, steps[0].duration, "tool_call", "OK"),
-        Step("run-tools", "execute_tool_calls", 0, steps[1].duration, "tools_executed", "OK"),
-        Step("run-agent", "chat_completion", 0, steps[2].duration, "tool_call", "OK"),
-        Step("run-tools", "execute_tool_calls", 0, steps[3].duration, "tools_executed", "OK"),
+        StateStep("run-agent", "chat_completion", 0, steps[0].duration, "tool_call", "OK"),
+        StateStep("run-tools", "execute_tool_calls", 0, steps[1].duration, "tools_executed", "OK"),
+        StateStep("run-agent", "chat_completion", 0, steps[2].duration, "tool_call", "OK"),
+        StateStep("run-tools", "execute_tool_calls", 0, steps[3].duration, "tools_executed", "OK"),
     ]
     assert all(s.duration.endswith("s") for s in steps)
 

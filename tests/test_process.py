@@ -147,3 +147,49 @@ def test_start_in_runs_inside_the_instance_and_its_leftover_is_reported(tmp_path
     leftovers = instance.close()
     assert len(leftovers) == 1 and "still running" in leftovers[0]
     assert not proc.running
+
+
+# A runner that ignores the signals a person stops programs with, as one
+# started under `nohup` or as a background job of a non-interactive shell
+# does. It starts its children through every spawn path and reports how
+# each ended after a hangup (or an interrupt) reached its group.
+_IGNORING_RUNNER = """
+import json, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+from harness.process import start
+from harness.terminal import Terminal
+ended = {}
+proc = start(["sleep", "30"], stdin=False)
+proc.hangup()
+ended["process, hangup"] = proc.wait(timeout=10).exit_code
+proc = start(["sleep", "30"], stdin=False)
+proc.interrupt()
+ended["process, interrupt"] = proc.wait(timeout=10).exit_code
+term = Terminal.spawn(["sleep", "30"])
+term.hangup()
+ended["terminal, hangup"] = term.wait_exit(timeout=10)
+term.close()
+print(json.dumps(ended))
+"""
+
+
+def test_a_hangup_reaches_a_child_of_a_runner_that_ignores_sighup() -> None:
+    import json
+    import subprocess
+
+    repo = Path(__file__).parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", _IGNORING_RUNNER],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "process, hangup": -signal.SIGHUP,
+        "process, interrupt": -signal.SIGINT,
+        "terminal, hangup": -signal.SIGHUP,
+    }
