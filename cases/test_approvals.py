@@ -8,7 +8,21 @@ from __future__ import annotations
 
 import pytest
 
-from harness import Instance, Script, ToolCall, Turn, mission_finish, mission_report
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    await_ask,
+    background,
+    mission_finish,
+    mission_report,
+    probe,
+    respond,
+    wait,
+)
+from harness import probes as read
 from harness.probes import (
     answer,
     approvals,
@@ -50,6 +64,20 @@ QUESTION_RUN = Script(
         # After mission_finish contenox asks for this turn only sometimes.
         Turn(text="Done.", optional=True),
     ]
+)
+
+
+APPROVING_THE_SAME_ASK_TWICE = Case(
+    name="approving the same ask twice is refused and leaves nothing pending",
+    script=GATED_RUN,
+    steps=[
+        background("run", "run", "--policy", "run", "--timeout", "60s", "echo hi"),
+        await_ask("ask", tool="native-echo.echo", kind="permission"),
+        respond("ask", "approve"),
+        respond("ask", "approve", exit_code="non-zero", notices_has=["already answered"]),
+        wait("run", stdout_has=["echoed after the verdict"]),
+        probe("approvals list", read.approvals, expect=[]),
+    ],
 )
 
 
