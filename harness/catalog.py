@@ -130,3 +130,23 @@ def e2e_tests(cases_dir: Path) -> dict[str, str | None]:
                     why = "quarantined defect"
             out[f"{path.stem}/{name}"] = why
     return out
+
+
+def count(cases_dir: Path) -> tuple[int, int]:
+    """(Case dataclasses, test functions) in ``cases_dir``; a parametrised function is one."""
+    cases = functions = 0
+    for path in _modules(cases_dir):
+        module = _load(path)
+        cases += sum(1 for _ in cases_in(module))
+        functions += sum(
+            1 for n, v in vars(module).items() if n.startswith("test_") and callable(v)
+        )
+    return cases, functions
+
+
+if __name__ == "__main__":
+    # python -m harness.catalog [cases]: how many e2e items are Case dataclasses.
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "cases")
+    n_cases, n_functions = count(target)
+    share = 100 * n_cases / max(1, n_cases + n_functions)
+    print(f"{n_cases} Case dataclasses, {n_functions} test functions ({share:.0f}% Cases)")
