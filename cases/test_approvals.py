@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from dialogs import GATED_ECHO
 from harness import (
     Case,
     Instance,
@@ -37,15 +38,7 @@ from harness.probes import (
 )
 from harness.process import start_contenox
 
-GATED_RUN = Script(
-    turns=[
-        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi there"})]),
-        Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        # After mission_finish contenox asks for this turn only sometimes.
-        Turn(text="Done.", optional=True),
-    ]
-)
+GATED_RUN = GATED_ECHO
 QUESTION_RUN = Script(
     turns=[
         Turn(

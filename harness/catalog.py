@@ -44,6 +44,10 @@ def cases_of(value: object) -> Iterator[Case]:
 
 
 def _load(path: Path) -> ModuleType:
+    # Case modules import their shared dialogs (cases/dialogs.py) as pytest
+    # lets them: with their own directory on sys.path.
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     name = f"_contenox_cases_.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

@@ -97,7 +97,11 @@ class Run:
         """Close the ACP session as an editor quitting does (its exit lands in the transcript)."""
         if self.client is not None:
             client, self.client = self.client, None
-            client.close()
+            code = client.close()
+            if code != 0:
+                raise AssertionError(
+                    f"the ACP agent exited {code} when the editor closed it\n{client.describe()}"
+                )
 
 
 @dataclass(frozen=True)

@@ -801,18 +801,23 @@ class Prompt(Action):
     text_has: Sequence[Expectation] = ()
     text_lacks: Sequence[Expectation] = ()
     files_written: Sequence[str] | None = None
+    files_read: Sequence[str] | None = None
+    terminal_commands: Sequence[str] | None = None
+    tool_output_has: Sequence[Expectation] = ()
     requests: Sequence[str] = ()
     timeout: float | None = None
     acp_args: Sequence[str] = ()
     refuse_writes: bool = False
 
     def _prepare(self) -> None:
-        for name in ("text_has", "text_lacks", "requests", "acp_args"):
+        for name in ("text_has", "text_lacks", "tool_output_has", "requests", "acp_args"):
             value = getattr(self, name)
             if not isinstance(value, (str, re.Pattern)):
                 object.__setattr__(self, name, _tuple(value))
-        if self.files_written is not None and not isinstance(self.files_written, str):
-            object.__setattr__(self, "files_written", _tuple(self.files_written))
+        for name in ("files_written", "files_read", "terminal_commands"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                object.__setattr__(self, name, _tuple(value))
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if not isinstance(self.text, str):
@@ -821,7 +826,7 @@ class Prompt(Action):
             raise problem(
                 "permission", f"must be allow, deny, defer or cancel: {self.permission!r}"
             )
-        for name in ("text_has", "text_lacks"):
+        for name in ("text_has", "text_lacks", "tool_output_has"):
             value = getattr(self, name)
             if isinstance(value, (str, re.Pattern)):
                 raise problem(name, f"must be a list, not the single {value!r}; wrap it")
@@ -830,15 +835,19 @@ class Prompt(Action):
                     raise problem(name, f"must hold strings or regexes, got {item!r}")
         _strings(self.requests, "requests", problem)
         _strings(self.acp_args, "acp_args", problem)
-        if self.files_written is not None:
-            _strings(self.files_written, "files_written", problem)
-            for path in self.files_written:
-                _relative(path, "files_written", problem)
+        for name in ("files_written", "files_read"):
+            paths = getattr(self, name)
+            if paths is not None:
+                _strings(paths, name, problem)
+                for path in paths:
+                    _relative(path, name, problem)
+        if self.terminal_commands is not None:
+            _strings(self.terminal_commands, "terminal_commands", problem)
         _timeout(self.timeout, "timeout", problem)
 
     def texts(self) -> Iterator[tuple[str, object]]:
         yield "text", self.text
-        for name in ("text_has", "text_lacks"):
+        for name in ("text_has", "text_lacks", "tool_output_has"):
             for item in getattr(self, name):
                 yield name, item
 
@@ -858,12 +867,25 @@ class Prompt(Action):
             needle = fill_expectation(needle, run.captures)
             if found(needle, turn.text):
                 problems.append(f"expected the agent's text not to contain {shown(needle)}")
-        if self.files_written is not None:
-            work = run.instance.work
-            want = [str(work / p) for p in self.files_written]
-            got = [str(work / p) for p in turn.paths_written]  # an absolute path stays itself
-            if got != want:
-                problems.append(f"expected files written {want}, got {turn.paths_written}")
+        work = run.instance.work
+        for name, paths in (("written", turn.paths_written), ("read", turn.paths_read)):
+            expected = getattr(self, f"files_{name}")
+            if expected is not None:
+                want = [str(work / p) for p in expected]
+                got = [str(work / p) for p in paths]  # an absolute path stays itself
+                if got != want:
+                    problems.append(f"expected files {name} {want}, got {paths}")
+        if self.terminal_commands is not None:
+            if list(turn.terminal_commands) != list(self.terminal_commands):
+                problems.append(
+                    f"expected terminal commands {list(self.terminal_commands)}, "
+                    f"got {turn.terminal_commands}"
+                )
+        outputs = str(turn.tool_outputs)
+        for needle in self.tool_output_has:
+            needle = fill_expectation(needle, run.captures)
+            if not found(needle, outputs):
+                problems.append(f"expected a tool output to contain {shown(needle)}")
         seen = [r.method for r in turn.requests]
         for method in self.requests:
             if method not in seen:
