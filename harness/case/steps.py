@@ -1038,8 +1038,17 @@ class Probe(Action):
 
     kind: ClassVar[str] = "probe"
     name: str
-    read: Callable[[Instance], object]
+    read: Callable[..., object]
+    args: Sequence[str] = ()
     expect: object = _NOTHING
+
+    def _prepare(self) -> None:
+        if not isinstance(self.args, str):
+            object.__setattr__(self, "args", _tuple(self.args))
+
+    def texts(self) -> Iterator[tuple[str, object]]:
+        for arg in self.args:
+            yield "args", arg
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -1048,13 +1057,15 @@ class Probe(Action):
             raise problem("read", f"must be a function of the instance, got {self.read!r}")
         if isinstance(self.expect, Predicate) and not callable(self.expect.check):
             raise problem("expect", "satisfies() needs a function")
+        _strings(self.args, "args", problem)
 
     def execute(self, run: Run) -> None:
         __tracebackhide__ = True
         recorder = run.instance.recorder
+        args = [run.fill(a) for a in self.args]
         with recorder.probing():
-            value = self.read(run.instance)
-        recorder.probe(self.name, (), value)
+            value = self.read(run.instance, *args)
+        recorder.probe(self.name, args, value)
         if self.expect is _NOTHING:
             return
         if isinstance(self.expect, Predicate):
@@ -1066,12 +1077,16 @@ class Probe(Action):
             raise AssertionError(f"probe {self.name!r}: expected {self.expect!r}, got {value!r}")
 
 
-def probe(name: str, read: Callable[[Instance], object], expect: object = _NOTHING) -> Probe:
-    """A named probe; ``read(instance)`` returns text, a dataclass, or a list of them.
+def probe(
+    name: str, read: Callable[..., object], *args: str, expect: object = _NOTHING
+) -> Probe:
+    """A named probe; ``read(instance, *args)`` returns text, a dataclass, or a list of them.
+
+    ``args`` may hold placeholders: ``probe("mission", probes.mission, "{mission}")``.
 
     >>> probe("pending asks", probes.approvals, expect=[])
     """
-    return Probe(name=name, read=read, expect=expect)
+    return Probe(name=name, read=read, args=args, expect=expect)
 
 
 def output_of(*args: str, expect: object = _NOTHING) -> Probe:
