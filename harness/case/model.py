@@ -116,7 +116,10 @@ class Case:
                     raise self._problem(kind, repr(path), f"must be text, got {text!r}")
 
     def _check_steps(self) -> None:
-        captures: set[str] = set()
+        # Defined before the first step: the scratch dirs and the dialog files.
+        captures: set[str] = {"work", "home"}
+        if self.dialogs:
+            captures |= {"dialog"} | {f"dialog_{name}" for name in self.dialogs}
         started: set[str] = set()
         waited: set[str] = set()
         for index, s in enumerate((*self.steps, *self.probes)):

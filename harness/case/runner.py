@@ -180,8 +180,12 @@ def run_case(case: Case, instance: Instance) -> Transcript:
         run.dialog_paths[name] = instance.use_script(
             script, name=name, filename=case.dialog_filename(name), make_default=False
         )
+    run.captures.update(work=str(instance.work), home=str(instance.home))
+    for name, path in run.dialog_paths.items():
+        run.captures[f"dialog_{name}"] = str(path)
     if case.dialogs:
         default = case.default_backend or next(iter(case.dialogs))
+        run.captures["dialog"] = str(run.dialog_paths[default])
         with recorder.setup():
             instance.must("config", "set", "default-provider", "scripted-test")
             instance.must("config", "set", "default-model", case.dialogs[default].model_name)

@@ -16,6 +16,9 @@ instance and each writes what it did to ``instance.recorder``:
 - :class:`Probe`: a value read through contenox's own commands, with an
   optional typed expectation.
 
+Defined from the start: ``{work}`` and ``{home}`` (the scratch workspace and
+HOME), ``{dialog}`` (the default backend's dialog file) and ``{dialog_<backend>}``.
+
 Everything is checked when the Case is built (see ``harness.case.model``); the
 runner (``harness.case.runner``) only executes.
 """
