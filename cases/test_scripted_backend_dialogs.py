@@ -30,7 +30,9 @@ from harness import (
     mission_report,
     open_acp,
     probe,
+    prompt,
     route,
+    satisfies,
     start_contenox,
     step,
 )
@@ -194,28 +196,39 @@ MAX_OUTPUT_TOKENS_UNSET_DOES_NOT_CLAMP = Case(
 )
 
 
-def test_every_capability_defaults_to_true(instance: Instance) -> None:
-    _scripted(instance, Script(turns=["unused"]))
+EVERY_CAPABILITY_DEFAULTS_TO_TRUE = Case(
+    name="every capability defaults to true",
+    script=Script(turns=["unused"]),
+    probes=[
+        probe(
+            "models",
+            models,
+            expect=satisfies(
+                lambda ms: (
+                    [(m.chat, m.embed, m.prompt, m.think, m.vision) for m in ms]
+                    == [(True, True, True, True, True)]
+                ),
+                "one model with chat, embed, prompt, think and vision",
+            ),
+        )
+    ],
+)
 
-    [model] = models(instance)
 
-    assert (model.chat, model.embed, model.prompt, model.think, model.vision) == (
-        True,
-        True,
-        True,
-        True,
-        True,
-    ), model
-
-
-def test_a_capability_set_to_false_is_reported_missing(instance: Instance) -> None:
-    _scripted(
-        instance, Script(capabilities=Capabilities(think=False, vision=False), turns=["unused"])
-    )
-
-    [model] = models(instance)
-
-    assert (model.chat, model.think, model.vision) == (True, False, False), model
+A_CAPABILITY_SET_TO_FALSE_IS_REPORTED_MISSING = Case(
+    name="a capability set to false is reported missing",
+    script=Script(capabilities=Capabilities(think=False, vision=False), turns=["unused"]),
+    probes=[
+        probe(
+            "models",
+            models,
+            expect=satisfies(
+                lambda ms: [(m.chat, m.think, m.vision) for m in ms] == [(True, False, False)],
+                "one model: chat yes, think and vision no",
+            ),
+        )
+    ],
+)
 
 
 CHAT_FALSE_IS_REFUSED = Case(
@@ -377,14 +390,17 @@ def test_finish_reason_defaults_to_tool_calls_then_stop(instance: Instance) -> N
     assert reasons == ["tool_calls", "stop"], reasons
 
 
-def test_finish_reason_length_ends_the_turn_as_cut_off(instance: Instance) -> None:
-    _scripted(instance, Script(turns=[route(), Turn(text="cut off mid", finish_reason="length")]))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("hello")
-
-    assert turn.stop_reason == "max_tokens", turn.describe()
-    assert turn.text.startswith("cut off mid"), turn.describe()
-    assert "cut off rather than finished" in turn.text, turn.describe()
+FINISH_REASON_LENGTH_ENDS_THE_TURN_AS_CUT_OFF = Case(
+    name="finish reason length ends the turn as cut off",
+    script=Script(turns=[route(), Turn(text="cut off mid", finish_reason="length")]),
+    steps=[
+        prompt(
+            "hello",
+            stop_reason="max_tokens",
+            text_has=[re.compile(r"\Acut off mid"), "cut off rather than finished"],
+        )
+    ],
+)
 
 
 @defect(
@@ -438,14 +454,14 @@ def test_an_empty_turn_is_rejected_when_the_script_loads(instance: Instance) -> 
 # --------------------------------------------------------------------------- consumption
 
 
-def test_turns_are_served_one_per_model_turn_in_file_order(instance: Instance) -> None:
-    _scripted(instance, Script(turns=[route(), "one", route(), "two", route(), "three"]))
-    with open_acp(instance) as acp:
-        replies = [acp.prompt(p).text for p in ("a", "b", "c")]
-
-    assert replies == ["one", "two", "three"], (
-        f"the prompts were not answered in file order: {replies}"
-    )
+TURNS_ARE_SERVED_ONE_PER_MODEL_TURN_IN_FILE_ORDER = Case(
+    name="turns are served one per model turn in file order",
+    script=Script(turns=[route(), "one", route(), "two", route(), "three"]),
+    steps=[
+        prompt(p, text_has=[re.compile(rf"\A{reply}\Z")])
+        for p, reply in (("a", "one"), ("b", "two"), ("c", "three"))
+    ],
+)
 
 
 def test_chat_and_streaming_calls_draw_from_one_cursor(instance: Instance) -> None:
