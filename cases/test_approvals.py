@@ -122,6 +122,7 @@ DENYING_A_GATED_CALL = Case(
 )
 
 
+# A function: it finds the unit's session by identity, then reads its tool results.
 @pytest.mark.no_transcript(
     reason=(
         "the closing turn after mission_finish is served only sometimes (see "

@@ -179,6 +179,7 @@ RUN_DIALOG = Script(
 )
 
 
+# A function: it checks every served call's log line, and counts them.
 def test_run_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     instance: Instance,
 ) -> None:
@@ -192,6 +193,7 @@ def test_run_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     _assert_every_call_logged(result.stderr, path, 2, result.describe())
 
 
+# A function: it checks every served call's log line on the ACP agent's stderr.
 def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     instance: Instance,
 ) -> None:
@@ -206,6 +208,7 @@ def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     _assert_every_call_logged(acp.stderr, path, 2, acp.describe())
 
 
+# A function: it checks every served call's log line, and counts them.
 @defect(
     '`contenox chat "say hello"` with a scripted-test backend as the default prints the '
     "scripted reply on stdout and only `Thinking...` on stderr (exit 0): the model call it "
@@ -343,6 +346,7 @@ CHAT_NEEDS_NO_SPECIAL_FLAG = Case(
 )
 
 
+# A function: not ported yet (a Case could: documented registration, then prompt()).
 def test_acp_replies_from_the_scripted_backend_with_no_special_flag(instance: Instance) -> None:
     instance.init()
     instance.use_script(Script(turns=[route(), HELLO]))
@@ -353,6 +357,7 @@ def test_acp_replies_from_the_scripted_backend_with_no_special_flag(instance: In
     assert (turn.stop_reason, turn.text) == ("end_turn", HELLO), turn.describe()
 
 
+# A function: not ported yet (a Case could: documented registration, then screen()).
 def test_beam_replies_from_the_scripted_backend_with_no_special_flag(instance: Instance) -> None:
     instance.init()
     instance.use_script(Script(turns=[route(), HELLO]))
@@ -402,6 +407,7 @@ REFUSED_WHEN_ADDED = [
 ]
 
 
+# A function: not ported yet (a Case could, with a file://{work}/… argument).
 def test_script_accepts_a_file_url_and_replays_the_file_it_names(instance: Instance) -> None:
     instance.init()
     path = NAMED.write(instance.work / DIALOG_FILE)
@@ -416,6 +422,7 @@ def test_script_accepts_a_file_url_and_replays_the_file_it_names(instance: Insta
     instance.must("chat", "say hello").assert_stdout_contains(HELLO)
 
 
+# A function: not ported yet (a Case could, with json_path and {dialog}).
 def test_backend_show_tells_which_dialog_a_scripted_backend_replays(instance: Instance) -> None:
     path = UNNAMED.write(instance.work / DIALOG_FILE)
     # A relative filesystem path, as the docs write it.
