@@ -1080,9 +1080,7 @@ class Probe(Action):
             raise AssertionError(f"probe {self.name!r}: expected {self.expect!r}, got {value!r}")
 
 
-def probe(
-    name: str, read: Callable[..., object], *args: str, expect: object = _NOTHING
-) -> Probe:
+def probe(name: str, read: Callable[..., object], *args: str, expect: object = _NOTHING) -> Probe:
     """A named probe; ``read(instance, *args)`` returns text, a dataclass, or a list of them.
 
     ``args`` may hold placeholders: ``probe("mission", probes.mission, "{mission}")``.
