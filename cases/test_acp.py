@@ -2,44 +2,78 @@
 
 from __future__ import annotations
 
-from harness import Instance, Script, ToolCall, Turn, open_acp, route
+import re
 
-WRITE = Script(
-    turns=[
-        route(),
-        Turn(
-            text="Writing the greeting.",
-            tool_calls=[
-                ToolCall(name="write_file", arguments={"path": "out.txt", "content": "hello\n"})
-            ],
+from dialogs import WRITE_GREETING, workspace_file
+from harness import Case, Instance, Script, ToolCall, Turn, open_acp, prompt, route
+
+WRITE = WRITE_GREETING
+
+A_SCRIPTED_PROMPT_ENDS_WITH_END_TURN = Case(
+    name="a scripted prompt ends with end_turn and the scripted text",
+    script=Script(turns=[route(), "Hello from the script."]),
+    # The session closes at the end of the case: the agent must exit 0.
+    steps=[
+        prompt(
+            "say hello",
+            stop_reason="end_turn",
+            text_has=[re.compile(r"\AHello from the script\.\Z")],
+        )
+    ],
+)
+
+A_SCRIPTED_WRITE_FILE_ARRIVES_AS_AN_FS_WRITE = Case(
+    name="a scripted write_file arrives as an fs write and the file appears",
+    script=WRITE,
+    steps=[
+        prompt(
+            "write the greeting",
+            permission="allow",
+            files_written=["out.txt"],
+            requests=["fs/write_text_file"],
         ),
-        "Done.",
-    ]
+        workspace_file("out.txt", expect="hello\n"),
+    ],
+)
+
+A_SCRIPTED_READ_FILE_ARRIVES_AS_AN_FS_READ = Case(
+    name="a scripted read_file arrives as an fs read and its content reaches the tool",
+    script=Script(
+        turns=[
+            route(),
+            Turn(tool_calls=[ToolCall(name="read_file", arguments={"path": "notes.txt"})]),
+            "Read it.",
+        ]
+    ),
+    files={"notes.txt": "the answer is 42\n"},
+    steps=[
+        prompt("read the notes", files_read=["notes.txt"], tool_output_has=["the answer is 42"])
+    ],
+)
+
+A_SCRIPTED_LOCAL_SHELL_RUNS_IN_THE_EDITORS_TERMINAL = Case(
+    name="a scripted local_shell runs in the editors terminal",
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                tool_calls=[
+                    ToolCall(
+                        name="local_shell", arguments={"command": "echo", "args": ["hi there"]}
+                    )
+                ]
+            ),
+            "Ran it.",
+        ]
+    ),
+    steps=[
+        prompt("greet", terminal_commands=["echo 'hi there'"], tool_output_has=["hi there"]),
+    ],
 )
 
 
-def test_a_scripted_prompt_ends_with_end_turn_and_the_scripted_text(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(Script(turns=[route(), "Hello from the script."]))
-    acp = open_acp(instance)
-    turn = acp.prompt("say hello")
-    assert turn.stop_reason == "end_turn", turn.describe()
-    assert turn.text == "Hello from the script.", turn.describe()
-    assert acp.close() == 0, acp.describe()
-
-
-def test_a_scripted_write_file_arrives_as_an_fs_write_and_the_file_appears(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(WRITE)
-    with open_acp(instance, permission="allow") as acp:
-        turn = acp.prompt("write the greeting")
-        assert turn.stop_reason == "end_turn", turn.describe()
-        assert turn.paths_written == [str(instance.work / "out.txt")], turn.describe()
-        assert (instance.work / "out.txt").read_text() == "hello\n"
-
-
+# A function: it checks that the one write request was refused and every tool
+# call ended "failed", which prompt() does not expose.
 def test_with_writes_refused_the_file_never_appears(instance: Instance) -> None:
     instance.init()
     instance.use_script(WRITE)
@@ -55,6 +89,7 @@ def test_with_writes_refused_the_file_never_appears(instance: Instance) -> None:
         )
 
 
+# A function: it checks the permission request's _meta.toolName, which prompt() does not expose.
 def test_a_gated_call_raises_a_permission_request_that_deny_refuses(instance: Instance) -> None:
     instance.init()
     instance.use_script(WRITE)
@@ -69,6 +104,8 @@ def test_a_gated_call_raises_a_permission_request_that_deny_refuses(instance: In
         assert turn.stop_reason == "end_turn", turn.describe()
 
 
+# A function: the prompt must stay pending while another process answers its ask;
+# prompt() waits for the turn's end.
 def test_a_deferred_ask_is_answered_from_another_process_while_the_turn_waits(
     instance: Instance,
 ) -> None:
@@ -91,49 +128,7 @@ def test_a_deferred_ask_is_answered_from_another_process_while_the_turn_waits(
         assert ask.ask_id not in instance.must("approvals", "list").stdout
 
 
-def test_a_scripted_read_file_arrives_as_an_fs_read_and_its_content_reaches_the_tool(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.write("notes.txt", "the answer is 42\n")
-    instance.use_script(
-        Script(
-            turns=[
-                route(),
-                Turn(tool_calls=[ToolCall(name="read_file", arguments={"path": "notes.txt"})]),
-                "Read it.",
-            ]
-        )
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("read the notes")
-        assert turn.paths_read == [str(instance.work / "notes.txt")], turn.describe()
-        assert "the answer is 42" in str(turn.tool_outputs), turn.describe()
-
-
-def test_a_scripted_local_shell_runs_in_the_editors_terminal(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    tool_calls=[
-                        ToolCall(
-                            name="local_shell", arguments={"command": "echo", "args": ["hi there"]}
-                        )
-                    ]
-                ),
-                "Ran it.",
-            ]
-        )
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("greet")
-        assert turn.terminal_commands == ["echo 'hi there'"], turn.describe()
-        assert "hi there" in str(turn.tool_outputs), turn.describe()
-
-
+# A function: session/list is a request outside any prompt, which no step type sends.
 def test_session_list_shows_the_session_the_editor_opened(instance: Instance) -> None:
     instance.init()
     instance.use_script(Script(turns=[route(), "Hello."]))

@@ -6,31 +6,39 @@ default_action (approve) gates it: the call waits on a durable ask.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from harness import Instance, Script, ToolCall, Turn, mission_finish, mission_report
+from dialogs import GATED_ECHO
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    await_ask,
+    background,
+    mission_finish,
+    mission_report,
+    probe,
+    respond,
+    satisfies,
+    step,
+    wait,
+)
+from harness import probes as read
 from harness.probes import (
     answer,
     approvals,
-    approve,
     await_approval,
-    deny,
-    mission,
     missions,
     session_records,
     transcript,
 )
 from harness.process import start_contenox
 
-GATED_RUN = Script(
-    turns=[
-        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi there"})]),
-        Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        # After mission_finish contenox asks for this turn only sometimes.
-        Turn(text="Done.", optional=True),
-    ]
-)
+GATED_RUN = GATED_ECHO
 QUESTION_RUN = Script(
     turns=[
         Turn(
@@ -53,48 +61,68 @@ QUESTION_RUN = Script(
 )
 
 
+APPROVING_THE_SAME_ASK_TWICE = Case(
+    name="approving the same ask twice is refused and leaves nothing pending",
+    script=GATED_RUN,
+    steps=[
+        background("run", "run", "--policy", "run", "--timeout", "60s", "echo hi"),
+        await_ask("ask", tool="native-echo.echo", kind="permission"),
+        respond("ask", "approve"),
+        respond("ask", "approve", exit_code="non-zero", notices_has=["already answered"]),
+        wait("run", stdout_has=["echoed after the verdict"]),
+        probe("approvals list", read.approvals, expect=[]),
+    ],
+)
+
+
 def _setup(instance: Instance, script: Script) -> None:
     instance.init()
     instance.use_script(script)
 
 
-def test_approvals_list_is_empty_when_nothing_waits(instance: Instance) -> None:
-    assert approvals(instance) == []
+APPROVALS_LIST_IS_EMPTY = Case(
+    name="approvals list is empty when nothing waits",
+    init=False,
+    probes=[probe("approvals", read.approvals, expect=[])],
+)
+
+A_GATED_CALL_WAITS_AND_APPROVING_IT_LETS_THE_RUN_LAND = Case(
+    name="a gated call waits in approvals list and approving it lets the run land",
+    script=GATED_RUN,
+    steps=[
+        background("run", "run", "--policy", "run", "--timeout", "60s", "echo hi"),
+        await_ask("ask", tool="native-echo.echo", kind="permission"),
+        step(
+            "mission",
+            "list",
+            stdout_has=[re.compile(r"{ask_mission}\s.*\bopen\b")],
+        ),
+        respond("ask", "approve"),
+        wait("run", stdout_has=["echoed after the verdict"]),
+        probe("approvals", read.approvals, expect=[]),
+        step("mission", "show", "{ask_mission}", stdout_has=[re.compile(r"landed")]),
+    ],
+)
+
+DENYING_A_GATED_CALL = Case(
+    name="denying a gated call clears the ask and the run carries on",
+    script=GATED_RUN,
+    steps=[
+        background("run", "run", "--policy", "run", "--timeout", "60s", "echo hi"),
+        await_ask("ask", tool="native-echo.echo"),
+        respond("ask", "deny"),
+        wait("run"),
+        probe("approvals", read.approvals, expect=[]),
+        probe(
+            "missions",
+            read.missions,
+            expect=satisfies(lambda ms: [m.status for m in ms] == ["landed"], "one landed mission"),
+        ),
+    ],
+)
 
 
-def test_a_gated_call_waits_in_approvals_list_and_approving_it_lets_the_run_land(
-    instance: Instance,
-) -> None:
-    _setup(instance, GATED_RUN)
-    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
-
-    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
-    assert ask.kind == "permission"
-    [fired] = missions(instance)
-    assert (ask.mission, fired.status) == (fired.id, "open")
-
-    approve(instance, ask.id)
-
-    run.wait(timeout=90).assert_success().assert_stdout_contains("echoed after the verdict")
-    assert approvals(instance) == []
-    assert mission(instance, fired.id).status == "landed"
-
-
-def test_denying_a_gated_call_clears_the_ask_and_the_run_carries_on(
-    instance: Instance,
-) -> None:
-    _setup(instance, GATED_RUN)
-    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
-    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
-
-    deny(instance, ask.id)
-
-    run.wait(timeout=90).assert_success()
-    assert approvals(instance) == []
-    [fired] = missions(instance)
-    assert fired.status == "landed"
-
-
+# A function: it finds the unit's session by identity, then reads its tool results.
 @pytest.mark.no_transcript(
     reason=(
         "the closing turn after mission_finish is served only sometimes (see "

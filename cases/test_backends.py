@@ -2,36 +2,67 @@
 
 from __future__ import annotations
 
-import pytest
-
-from harness import Instance, Script
-from harness.probes import ProbeError, backend, backends
+from harness import Case, Script, probe, satisfies, step
+from harness.probes import backend, backends
 
 DIALOG = Script(turns=["Hello."])
 
+BACKEND_LIST_IS_EMPTY = Case(
+    name="backend list is empty on a fresh instance",
+    init=False,
+    probes=[probe("backends", backends, expect=[])],
+)
 
-def test_backend_list_is_empty_on_a_fresh_instance(instance: Instance) -> None:
-    assert backends(instance) == []
+LISTED_WITH_ITS_SCRIPT_AS_THE_URL = Case(
+    name="a scripted backend is listed with its script as the url",
+    init=False,
+    script=DIALOG,
+    probes=[
+        probe(
+            "backends",
+            backends,
+            expect=satisfies(
+                lambda bs: (
+                    [(b.name, b.type) for b in bs] == [("scripted", "scripted-test")]
+                    and bs[0].url.endswith(
+                        "/work/a_scripted_backend_is_listed_with_its_script_as_the_url.json"
+                    )
+                ),
+                "one backend, scripted, of type scripted-test, its URL the dialog's path",
+            ),
+        )
+    ],
+)
 
+BACKEND_SHOW_PRINTS_THE_RECORD = Case(
+    name="backend show prints the record of the named backend",
+    init=False,
+    backends={"scripted": DIALOG, "other": DIALOG},
+    probes=[
+        probe(
+            "backend",
+            backend,
+            "scripted",
+            expect=satisfies(
+                lambda b: (
+                    (b.name, b.type) == ("scripted", "scripted-test")
+                    and b.base_url.endswith(
+                        "/work/backend_show_prints_the_record_of_the_named_backend.scripted.json"
+                    )
+                    and bool(b.id)
+                ),
+                "the scripted backend's name, type, dialog path and an id",
+            ),
+        )
+    ],
+)
 
-def test_a_scripted_backend_is_listed_with_its_script_as_the_url(instance: Instance) -> None:
-    path = instance.use_script(DIALOG, name="scripted")
-
-    [only] = backends(instance)
-
-    assert (only.name, only.type, only.url) == ("scripted", "scripted-test", str(path))
-
-
-def test_backend_show_prints_the_record_of_the_named_backend(instance: Instance) -> None:
-    path = instance.use_script(DIALOG, name="scripted")
-    instance.use_script(DIALOG, name="other", filename="other.json", make_default=False)
-
-    shown = backend(instance, "scripted")
-
-    assert (shown.name, shown.type, shown.base_url) == ("scripted", "scripted-test", str(path))
-    assert shown.id
-
-
-def test_backend_show_of_an_unknown_name_fails_naming_it(instance: Instance) -> None:
-    with pytest.raises(ProbeError, match='backend "nope" not found'):
-        backend(instance, "nope")
+BACKEND_SHOW_OF_AN_UNKNOWN_NAME = Case(
+    name="backend show of an unknown name fails naming it",
+    init=False,
+    steps=[
+        step(
+            "backend", "show", "nope", exit_code="non-zero", stderr_has=['backend "nope" not found']
+        )
+    ],
+)

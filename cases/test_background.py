@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from harness import (
-    Instance,
-    Process,
+    Case,
     Script,
     ToolCall,
     Turn,
+    await_ask,
+    background,
     mission_finish,
     mission_report,
-    start_contenox,
-    wait_until,
+    respond,
+    step,
+    wait,
 )
+from harness.case import Action
 
 # Under the `run` envelope `stat_file` is allowed, except on secret-looking
 # paths (`**/{*.pem,*.key,.env,.env.*}`), where the grant is `approve`: the
@@ -33,53 +38,49 @@ GATED_RUN = Script(
 )
 
 
-def _blocked_run(instance: Instance) -> tuple[Process, str]:
-    """Start the gated run in the background; return it and the id of the ask it waits on."""
-    instance.init()
-    instance.write(".env", "API_URL=http://localhost\n")
-    instance.use_script(GATED_RUN)
-    run = start_contenox(instance, "run", "--policy", "run", "check the env file")
-    # Read the inbox only once the run has raised its ask (it logs `subject="ask
-    # raised"`): a second process opening the store while `run` is still starting
-    # up can make that start fail with SQLITE_BUSY (seen under load), which is a
-    # finding of its own, not what this case checks.
-    run.wait_for_output('subject="ask raised"', stream="stderr", timeout=60)
-
-    def pending_ask() -> str | None:
-        rows = instance.must("approvals", "list").stdout.splitlines()[1:]
-        for row in rows:
-            if "stat_file" in row:
-                return row.split()[0]
-        return None
-
-    ask = wait_until(
-        pending_ask,
-        timeout=60,
-        interval=0.5,
-        what="the run's stat_file ask to show in `contenox approvals list`",
-        context=run.describe,
-    )
-    return run, ask
+FILES = {".env": "API_URL=http://localhost\n"}
 
 
-def test_a_run_that_stops_at_an_approval_waits_and_another_process_sees_the_ask(
-    instance: Instance,
-) -> None:
-    run, ask = _blocked_run(instance)
-    listing = instance.must("approvals", "list")
-    row = next(line for line in listing.stdout.splitlines() if line.startswith(ask))
-    assert "permission" in row and "native-fs-browse.stat_file" in row, listing.describe()
-    assert run.running, f"the run did not wait for its ask\n{run.describe()}"
-    instance.must("approvals", "respond", ask, "--deny")
-    run.wait(timeout=60)
+def _blocked_run() -> list[Action]:
+    """The gated run in the background, and the ask it waits on captured as ``{ask}``."""
+    return [
+        background("run", "run", "--policy", "run", "check the env file"),
+        # await_ask reads the inbox only once the run logged "ask raised": a second
+        # process opening the store while `run` starts can make that start fail
+        # with SQLITE_BUSY (seen under load), a finding of its own.
+        await_ask("ask", tool="native-fs-browse.stat_file", timeout=60),
+    ]
 
 
-def test_approvals_respond_releases_a_waiting_run_and_it_lands(instance: Instance) -> None:
-    run, ask = _blocked_run(instance)
-    instance.must("approvals", "respond", ask, "--approve")
-    result = run.wait(timeout=120)
-    result.assert_success()
-    result.assert_stdout_contains("env file checked after approval")
-    result.assert_notices_contain("finished: landed")
-    remaining = instance.must("approvals", "list")
-    remaining.refute_stdout_contains(ask)
+A_RUN_THAT_STOPS_AT_AN_APPROVAL = Case(
+    name="a run that stops at an approval waits and another process sees the ask",
+    script=GATED_RUN,
+    files=FILES,
+    steps=[
+        *_blocked_run(),
+        step(
+            "approvals",
+            "list",
+            stdout_has=[re.compile(r"{ask}\s+permission\s+native-fs-browse\.stat_file")],
+        ),
+        respond("ask", "deny"),
+        wait("run", exit_code=None, timeout=60),
+    ],
+)
+
+RESPOND_RELEASES_A_WAITING_RUN = Case(
+    name="approvals respond releases a waiting run and it lands",
+    script=GATED_RUN,
+    files=FILES,
+    steps=[
+        *_blocked_run(),
+        respond("ask", "approve"),
+        wait(
+            "run",
+            timeout=120,
+            stdout_has=["env file checked after approval"],
+            notices_has=["finished: landed"],
+        ),
+        step("approvals", "list", stdout_lacks=["{ask}"]),
+    ],
+)

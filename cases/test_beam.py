@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness import Instance, Script, Terminal, open_terminal, route
+from harness import Case, Instance, Script, Terminal, keys, open_terminal, route, screen, step
 
 MODEL = "probe-model"
 GREETING = Script(model=MODEL, turns=[route(), "Hello from the script."])
@@ -18,55 +18,57 @@ _REDRAW = re.compile(rb"\x1b\[\d*(?:;\d*)*[ABCDEFGHJKST]")
 _COLOUR = re.compile(rb"\x1b\[[\d;]*m")
 
 
-def test_beam_without_a_terminal_refuses_and_names_contenox_run(instance: Instance) -> None:
-    instance.init()
-    result = instance.contenox("beam", timeout=30)
-    result.assert_failure()
-    result.assert_notices_contain("beam needs a terminal")
-    result.assert_notices_contain("contenox run")
-
-
-def test_beam_plain_under_a_terminal_shows_its_composer(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(GREETING)
-    term = open_terminal(instance, "beam", "--plain")
-    term.wait_for(COMPOSER, timeout=30)
-    term.send_line("/quit")
-    assert term.wait_exit(timeout=30) == 0, term.describe()
-
-
-def test_beam_welcome_header_names_the_scripted_model_and_its_backend(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(GREETING)
-    term = open_terminal(instance, "beam", "--plain")
-    screen = term.wait_for(COMPOSER, timeout=30)
-    header = [line for line in screen.split("\n") if "model " in line and "session" in line]
-    assert header, f"no welcome header line naming the model\n{term.describe()}"
-    assert MODEL in header[0] and "scripted-test" in header[0], term.describe()
-    term.send_line("/quit")
-    term.wait_exit(timeout=30)
-
-
-@pytest.mark.no_transcript(
-    reason=(
-        "beam draws the token counter on its status line a moment after the reply, so the "
-        "screen at the moment the reply shows has it in some runs and not in others"
-    )
+BEAM_WITHOUT_A_TERMINAL_REFUSES = Case(
+    name="beam without a terminal refuses and names contenox run",
+    steps=[
+        step(
+            "beam",
+            timeout=30,
+            exit_code="non-zero",
+            notices_has=["beam needs a terminal", "contenox run"],
+        )
+    ],
 )
-def test_a_prompt_typed_into_beam_gets_the_scripted_reply_on_screen(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(GREETING)
-    term = open_terminal(instance, "beam", "--plain")
-    term.wait_for(COMPOSER, timeout=30)
-    term.send_line("say hello")
-    screen = term.wait_for("Hello from the script.", timeout=60)
-    assert "> say hello" in screen, term.describe()
-    term.send_line("/quit")
-    assert term.wait_exit(timeout=30) == 0, term.describe()
+
+BEAM_PLAIN_UNDER_A_TERMINAL_SHOWS_ITS_COMPOSER = Case(
+    name="beam plain under a terminal shows its composer",
+    script=GREETING,
+    steps=[screen(COMPOSER, timeout=30), keys("/quit"), screen(exits=0, timeout=30)],
+)
+
+BEAM_WELCOME_HEADER_NAMES_THE_SCRIPTED_MODEL = Case(
+    name="beam welcome header names the scripted model and its backend",
+    script=GREETING,
+    steps=[
+        # One header line names the model and the backend type.
+        screen(
+            re.compile(rf"(?m)^(?=.*model )(?=.*session)(?=.*{MODEL})(?=.*scripted-test).*$"),
+            timeout=30,
+        ),
+        keys("/quit"),
+        screen(exits=0, timeout=30),
+    ],
+)
+
+A_PROMPT_TYPED_INTO_BEAM_GETS_THE_SCRIPTED_REPLY = Case(
+    name="a prompt typed into beam gets the scripted reply on screen",
+    script=GREETING,
+    # beam draws the token counter on its status line a moment after the reply,
+    # so the screen at the moment the reply shows has it in some runs only.
+    snapshot=False,
+    steps=[
+        screen(COMPOSER, timeout=30),
+        keys("say hello"),
+        screen("Hello from the script.", timeout=60),
+        screen("> say hello", timeout=5),
+        keys("/quit"),
+        screen(exits=0, timeout=30),
+    ],
+)
 
 
+# Functions: they assert on the raw bytes beam wrote (colour and redraw
+# sequences), which no step type exposes.
 def _greeted_and_quit(instance: Instance) -> Terminal:
     """A `beam --plain` session that was asked `say hello`, answered, and quit."""
     instance.init()
@@ -80,12 +82,14 @@ def _greeted_and_quit(instance: Instance) -> Terminal:
     return term
 
 
+# A function: it asserts on the raw bytes beam wrote, which no step type exposes.
 def test_beam_plain_draws_without_colour(instance: Instance) -> None:
     term = _greeted_and_quit(instance)
     colour = _COLOUR.findall(term.raw())
     assert not colour, f"--plain wrote colour sequences {colour[:5]}\n{term.describe()}"
 
 
+# A function: it asserts on the raw bytes beam wrote, which no step type exposes.
 @pytest.mark.xfail(
     strict=True,
     reason=(

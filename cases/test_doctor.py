@@ -2,80 +2,145 @@
 
 from __future__ import annotations
 
-from harness import Instance, Script
-from harness.probes import doctor, doctor_json
+from harness import Case, Instance, Script, probe, satisfies
+from harness.probes import Doctor, DoctorReport, doctor, doctor_json
 
 DIALOG = Script(turns=["Hello."])
 
 
-def test_doctor_is_not_ready_on_an_empty_instance_and_names_the_missing_default(
-    instance: Instance,
-) -> None:
-    report = doctor(instance, skip_cycle=True)
-
-    assert report.ready is False
-    assert "No default model is set" in report.verdict
-    assert (report.default_model, report.default_provider) == ("", "")
-    assert any(i.severity == "error" and "default model" in i.message for i in report.issues)
+def _skip_cycle(instance: Instance) -> Doctor:
+    return doctor(instance, skip_cycle=True)
 
 
-def test_doctor_is_ready_once_the_scripted_backend_is_the_default(instance: Instance) -> None:
-    instance.use_script(DIALOG)
-
-    report = doctor(instance)
-
-    assert report.ready is True
-    assert (report.default_model, report.default_provider) == ("scripted-test", "scripted-test")
-    assert (report.backends_registered, report.backends_reachable) == (1, 1)
-    assert [b.name for b in report.backends] == ["scripted"]
+def _both(instance: Instance) -> tuple[Doctor, DoctorReport]:
+    return doctor(instance), doctor_json(instance)
 
 
-def test_doctor_warns_that_the_scripted_backend_calls_no_model(instance: Instance) -> None:
-    instance.use_script(DIALOG)
-
-    issues = doctor(instance).issues
-
-    assert any(i.severity == "warning" and "NO model is called" in i.message for i in issues)
-
-
-def test_doctor_json_reports_the_scripted_backend_reachable_with_its_chat_model(
-    instance: Instance,
-) -> None:
-    instance.use_script(DIALOG)
-
-    report = doctor_json(instance)
-
-    [check] = report.backend_checks
-    assert (check.name, check.type, check.reachable) == ("scripted", "scripted-test", True)
-    assert check.chat_models == ("scripted-test",)
-
-
-def test_doctor_text_and_json_agree_on_the_defaults_and_the_backend_counts(
-    instance: Instance,
-) -> None:
-    instance.use_script(DIALOG)
-
-    text, data = doctor(instance), doctor_json(instance)
-
-    assert (text.default_model, text.default_provider) == (
-        data.default_model,
-        data.default_provider,
+def _not_ready(r: Doctor) -> bool:
+    return (
+        r.ready is False
+        and "No default model is set" in r.verdict
+        and (r.default_model, r.default_provider) == ("", "")
+        and any(i.severity == "error" and "default model" in i.message for i in r.issues)
     )
-    assert (text.backends_registered, text.backends_reachable) == (
-        data.backend_count,
-        data.reachable_backend_count,
+
+
+def _ready(r: Doctor) -> bool:
+    return (
+        r.ready is True
+        and (r.default_model, r.default_provider) == ("scripted-test", "scripted-test")
+        and (r.backends_registered, r.backends_reachable) == (1, 1)
+        and [b.name for b in r.backends] == ["scripted"]
     )
-    assert {i.message for i in text.issues} == {i.message for i in data.issues}
 
 
-def test_doctor_roster_lists_the_in_process_tools_an_unattended_run_can_call(
-    instance: Instance,
-) -> None:
-    report = doctor(instance, skip_cycle=True)
+def _agree(pair: tuple[Doctor, DoctorReport]) -> bool:
+    text, data = pair
+    return (
+        (text.default_model, text.default_provider) == (data.default_model, data.default_provider)
+        and (text.backends_registered, text.backends_reachable)
+        == (data.backend_count, data.reachable_backend_count)
+        and {i.message for i in text.issues} == {i.message for i in data.issues}
+    )
 
+
+def _roster(r: Doctor) -> bool:
     for tool, toolset in [("echo", "native-echo"), ("list_dir", "native-fs-browse")]:
-        entry = report.tool(tool)
-        assert entry is not None, f"{tool} missing from the roster: {report.roster}"
-        assert (entry.toolset, entry.origin) == (toolset, "local (in-process)")
-    read_file = report.tool("read_file")
-    assert read_file is not None and read_file.origin.startswith("needs client capability")
+        entry = r.tool(tool)
+        if entry is None or (entry.toolset, entry.origin) != (toolset, "local (in-process)"):
+            return False
+    read_file = r.tool("read_file")
+    return read_file is not None and read_file.origin.startswith("needs client capability")
+
+
+DOCTOR_IS_NOT_READY_ON_AN_EMPTY_INSTANCE = Case(
+    name="doctor is not ready on an empty instance and names the missing default",
+    init=False,
+    probes=[
+        probe(
+            "doctor --skip-cycle",
+            _skip_cycle,
+            expect=satisfies(
+                _not_ready, "not ready, 'No default model is set', an error naming it"
+            ),
+        )
+    ],
+)
+
+DOCTOR_IS_READY_ONCE_THE_SCRIPTED_BACKEND_IS_THE_DEFAULT = Case(
+    name="doctor is ready once the scripted backend is the default",
+    init=False,
+    script=DIALOG,
+    probes=[
+        probe(
+            "doctor",
+            doctor,
+            expect=satisfies(_ready, "ready, scripted-test defaults, 1 of 1 backend reachable"),
+        )
+    ],
+)
+
+DOCTOR_WARNS_THAT_THE_SCRIPTED_BACKEND_CALLS_NO_MODEL = Case(
+    name="doctor warns that the scripted backend calls no model",
+    init=False,
+    script=DIALOG,
+    probes=[
+        probe(
+            "doctor",
+            doctor,
+            expect=satisfies(
+                lambda r: any(
+                    i.severity == "warning" and "NO model is called" in i.message for i in r.issues
+                ),
+                "a warning that NO model is called",
+            ),
+        )
+    ],
+)
+
+DOCTOR_JSON_REPORTS_THE_SCRIPTED_BACKEND_REACHABLE = Case(
+    name="doctor json reports the scripted backend reachable with its chat model",
+    init=False,
+    script=DIALOG,
+    probes=[
+        probe(
+            "doctor --json",
+            doctor_json,
+            expect=satisfies(
+                lambda r: (
+                    [(c.name, c.type, c.reachable, c.chat_models) for c in r.backend_checks]
+                    == [("scripted", "scripted-test", True, ("scripted-test",))]
+                ),
+                "one check: scripted, scripted-test, reachable, chat model scripted-test",
+            ),
+        )
+    ],
+)
+
+DOCTOR_TEXT_AND_JSON_AGREE = Case(
+    name="doctor text and json agree on the defaults and the backend counts",
+    init=False,
+    script=DIALOG,
+    probes=[
+        probe(
+            "doctor and doctor --json",
+            _both,
+            expect=satisfies(_agree, "the same defaults, backend counts and issue messages"),
+        )
+    ],
+)
+
+DOCTOR_ROSTER_LISTS_THE_IN_PROCESS_TOOLS = Case(
+    name="doctor roster lists the in process tools an unattended run can call",
+    init=False,
+    probes=[
+        probe(
+            "doctor --skip-cycle",
+            _skip_cycle,
+            expect=satisfies(
+                _roster,
+                "echo and list_dir local (in-process); read_file needs a client capability",
+            ),
+        )
+    ],
+)

@@ -7,8 +7,9 @@ files land in the inbox; the cases read them back with `inbox list`,
 
 from __future__ import annotations
 
-from harness import Instance, Script, Turn, mission_finish, mission_report
-from harness.table import read_table
+import re
+
+from harness import Case, Script, Turn, column, mission_finish, mission_report, step
 
 REPORTED = Script(
     turns=[
@@ -17,45 +18,50 @@ REPORTED = Script(
         "Done.",
     ]
 )
-_COLUMNS = ["ID", "REASON", "MISSION", "KIND", "SUMMARY", "AGE", "ACKED"]
-_EMPTY = ("No ",)
+RUN = step("run", "--policy", "run", "report 0", timeout=150)
+LISTED = {"item": column("ID"), "mission": column("MISSION")}
 
 
-def _items(instance: Instance, *flags: str) -> list[dict[str, str]]:
-    out = instance.must("inbox", "list", *flags).stdout
-    # The listing ends with a hint line after a blank line; the table is what precedes it.
-    table = out.split("\n\n")[0]
-    return read_table(table, _COLUMNS, empty=_EMPTY, source="contenox inbox list")
+def _rows(n: int) -> re.Pattern[str]:
+    """The listing's header then exactly ``n`` rows, then the blank line before its hint."""
+    return re.compile(r"\AID [^\n]*\n" + r"[^\n]+\n" * n + r"\n")
 
 
-def _landed_runs(instance: Instance, count: int) -> None:
-    instance.init()
-    instance.use_script(REPORTED)
-    for n in range(count):
-        instance.must("run", "--policy", "run", f"report {n}", timeout=150)
+A_RUNS_REPORT_LANDS_IN_THE_INBOX = Case(
+    name="a run's report lands in the inbox and show prints it",
+    script=REPORTED,
+    steps=[
+        RUN,
+        step(
+            "inbox",
+            "list",
+            stdout_has=[_rows(1), re.compile(r"result\s+the inbox report\s+\S+\s+no\b")],
+            capture=LISTED,
+        ),
+        step("inbox", "show", "{item}", stdout_has=["the inbox report", "{mission}"]),
+    ],
+)
 
+ACK_MARKS_AN_ITEM_READ_WITHOUT_DELETING_IT = Case(
+    name="ack marks an item read without deleting it",
+    script=REPORTED,
+    steps=[
+        RUN,
+        step("inbox", "list", capture=LISTED),
+        step("inbox", "ack", "{item}"),
+        step("inbox", "list", stdout_has=[re.compile(r"\ANo ")], stdout_lacks=["{item}"]),
+        step("inbox", "list", "--all", stdout_has=[_rows(1), re.compile(r"{item}\s.*\byes\b")]),
+    ],
+)
 
-def test_a_run_s_report_lands_in_the_inbox_and_show_prints_it(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    _landed_runs(instance, 1)
-    [item] = _items(instance)
-    assert (item["KIND"], item["SUMMARY"], item["ACKED"]) == ("result", "the inbox report", "no")
-    shown = instance.must("inbox", "show", item["ID"]).stdout
-    assert "the inbox report" in shown and item["MISSION"] in shown, shown
-
-
-def test_ack_marks_an_item_read_without_deleting_it(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    _landed_runs(instance, 1)
-    [item] = _items(instance)
-    instance.must("inbox", "ack", item["ID"])
-    assert _items(instance) == []
-    [kept] = _items(instance, "--all")
-    assert (kept["ID"], kept["ACKED"]) == (item["ID"], "yes")
-
-
-def test_inbox_list_limit_caps_the_items_listed(instance: Instance) -> None:
-    # function: needs two runs
-    _landed_runs(instance, 2)
-    assert len(_items(instance)) == 2
-    assert len(_items(instance, "--limit", "1")) == 1
+INBOX_LIST_LIMIT_CAPS_THE_ITEMS_LISTED = Case(
+    name="inbox list limit caps the items listed",
+    # Each `run` is a new process, and a new process starts the script at turn one again.
+    script=REPORTED,
+    steps=[
+        RUN,
+        step("run", "--policy", "run", "report 1", timeout=150),
+        step("inbox", "list", stdout_has=[_rows(2)]),
+        step("inbox", "list", "--limit", "1", stdout_has=[_rows(1)]),
+    ],
+)

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from harness import Instance, Script, Turn, mission_finish, mission_report
+from dialogs import WORKED_RUN, WORKED_RUN_REPORT
+from harness import Case, Script, Step, Turn, group, mission_finish, probe, satisfies, step
 from harness.probes import mission, mission_reports, missions
 
-WORKED_RUN = Script(
-    turns=[
-        Turn(text="Filing.", tool_calls=[mission_report("result", "read the whole tree")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        # After mission_finish contenox asks for this turn only sometimes.
-        Turn(text="Mission finished.", optional=True),
-    ]
-)
 STUCK_RUN = Script(
     turns=[
         Turn(tool_calls=[mission_finish("stuck", reason="no database to read from")]),
@@ -22,55 +15,98 @@ STUCK_RUN = Script(
 )
 
 
-def _run(instance: Instance, script: Script, task: str) -> None:
-    instance.init()
-    instance.use_script(script)
-    instance.contenox("run", "--policy", "run", task)
+FIRED = {"mission": group(r"Mission (\S+) finished", stream="notices")}
 
 
-def test_mission_list_is_empty_before_anything_was_fired(instance: Instance) -> None:
-    assert missions(instance) == []
+def _run(script: Script, task: str) -> Step:
+    """``contenox run --policy run <task>``, capturing the mission it fired as ``{mission}``."""
+    return step("run", "--policy", "run", task, exit_code=None, capture=FIRED)
 
 
-def test_mission_list_shows_the_worked_run_landed_under_the_run_envelope(
-    instance: Instance,
-) -> None:
-    _run(instance, WORKED_RUN, "report what you know")
-
-    [only] = missions(instance)
-
-    assert (only.agent, only.envelope, only.status) == ("run", "run", "landed")
+def _reports(value: object) -> list[tuple[str, str]]:
+    return [(r.kind, r.summary) for r in value.reports]  # type: ignore[attr-defined]
 
 
-def test_mission_show_reports_the_landed_status_and_the_report_summary(
-    instance: Instance,
-) -> None:
-    _run(instance, WORKED_RUN, "report what you know")
-    [fired] = missions(instance)
+MISSION_LIST_IS_EMPTY = Case(
+    name="mission list is empty before anything was fired",
+    init=False,
+    probes=[probe("missions", missions, expect=[])],
+)
 
-    shown = mission(instance, fired.id)
+MISSION_LIST_SHOWS_THE_WORKED_RUN = Case(
+    name="mission list shows the worked run landed under the run envelope",
+    script=WORKED_RUN,
+    steps=[_run(WORKED_RUN, "report what you know")],
+    probes=[
+        probe(
+            "missions",
+            missions,
+            expect=satisfies(
+                lambda ms: (
+                    [(m.agent, m.envelope, m.status) for m in ms] == [("run", "run", "landed")]
+                ),
+                "one mission, agent run, envelope run, landed",
+            ),
+        )
+    ],
+)
 
-    assert shown.id == fired.id
-    assert shown.intent == "report what you know"
-    assert shown.status == "landed"
-    assert [(r.kind, r.summary) for r in shown.reports] == [("result", "read the whole tree")]
+MISSION_SHOW_REPORTS_THE_LANDED_STATUS = Case(
+    name="mission show reports the landed status and the report summary",
+    script=WORKED_RUN,
+    steps=[_run(WORKED_RUN, "report what you know")],
+    probes=[
+        probe(
+            "mission",
+            mission,
+            "{mission}",
+            expect=satisfies(
+                lambda m: (
+                    (m.intent, m.status, _reports(m))
+                    == ("report what you know", "landed", [("result", WORKED_RUN_REPORT)])
+                ),
+                "the intent, status landed and the one result report",
+            ),
+        )
+    ],
+)
 
+MISSION_SHOW_GIVES_THE_REASON_A_STUCK_MISSION_STOPPED = Case(
+    name="mission show gives the reason a stuck mission stopped",
+    script=STUCK_RUN,
+    steps=[_run(STUCK_RUN, "give up")],
+    probes=[
+        probe(
+            "mission",
+            mission,
+            "{mission}",
+            expect=satisfies(
+                lambda m: (
+                    (m.status, m.status_reason, m.reports)
+                    == ("stuck", "no database to read from", ())
+                ),
+                "status stuck, the reason given, no reports",
+            ),
+        )
+    ],
+)
 
-def test_mission_show_gives_the_reason_a_stuck_mission_stopped(instance: Instance) -> None:
-    _run(instance, STUCK_RUN, "give up")
-    [fired] = missions(instance)
-
-    shown = mission(instance, fired.id)
-
-    assert (shown.status, shown.status_reason) == ("stuck", "no database to read from")
-    assert shown.reports == ()
-
-
-def test_mission_reports_prints_every_report_in_full(instance: Instance) -> None:
-    _run(instance, WORKED_RUN, "report what you know")
-    [fired] = missions(instance)
-
-    full = mission_reports(instance, fired.id)
-
-    assert (full.id, full.status, full.intent) == (fired.id, "landed", "report what you know")
-    assert [(r.kind, r.summary) for r in full.reports] == [("result", "read the whole tree")]
+MISSION_REPORTS_PRINTS_EVERY_REPORT_IN_FULL = Case(
+    name="mission reports prints every report in full",
+    script=WORKED_RUN,
+    steps=[_run(WORKED_RUN, "report what you know")],
+    probes=[
+        probe(
+            "mission reports",
+            mission_reports,
+            "{mission}",
+            expect=satisfies(
+                lambda r: (
+                    (r.status, r.intent, _reports(r))
+                    == ("landed", "report what you know", [("result", WORKED_RUN_REPORT)])
+                ),
+                "status landed, the intent and the one result report in full",
+            ),
+        )
+    ],
+)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness import Instance, Script
-from harness.probes import models
+from harness import Case, Script, probe, satisfies
+from harness.probes import Model, models
 
 DIALOG = Script(turns=["Hello."])
 EMBEDDER = Script(
@@ -14,29 +14,55 @@ EMBEDDER = Script(
 )
 
 
-def test_model_list_is_empty_when_no_backend_is_registered(instance: Instance) -> None:
-    assert models(instance) == []
+def _only_default_with_every_capability(listed: list[Model]) -> bool:
+    [only] = listed
+    return (only.backend, only.name, only.default) == ("scripted", "scripted-test", True) and all(
+        (only.chat, only.embed, only.prompt, only.think, only.vision)
+    )
 
 
-def test_model_list_marks_the_scripted_model_as_the_default_with_every_capability(
-    instance: Instance,
-) -> None:
-    instance.use_script(DIALOG)
-
-    [only] = models(instance)
-
-    assert (only.backend, only.name, only.default) == ("scripted", "scripted-test", True)
-    assert all((only.chat, only.embed, only.prompt, only.think, only.vision))
+def _tiny_as_declared(listed: list[Model]) -> bool:
+    tiny = {m.name: m for m in listed}.get("tiny-embedder")
+    return tiny is not None and (
+        (tiny.backend, tiny.default, tiny.context, tiny.chat, tiny.embed, tiny.think, tiny.vision)
+        == ("embedder", False, 4096, False, True, False, False)
+    )
 
 
-def test_model_list_shows_the_capabilities_and_context_a_script_declares(
-    instance: Instance,
-) -> None:
-    instance.use_script(DIALOG)
-    instance.use_script(EMBEDDER, name="embedder", filename="embedder.json", make_default=False)
+MODEL_LIST_IS_EMPTY = Case(
+    name="model list is empty when no backend is registered",
+    init=False,
+    probes=[probe("models", models, expect=[])],
+)
 
-    listed = {m.name: m for m in models(instance)}
+MODEL_LIST_MARKS_THE_SCRIPTED_MODEL_AS_THE_DEFAULT = Case(
+    name="model list marks the scripted model as the default with every capability",
+    init=False,
+    script=DIALOG,
+    probes=[
+        probe(
+            "models",
+            models,
+            expect=satisfies(
+                _only_default_with_every_capability,
+                "one model, scripted-test on backend scripted, the default, every capability",
+            ),
+        )
+    ],
+)
 
-    tiny = listed["tiny-embedder"]
-    assert (tiny.backend, tiny.default, tiny.context) == ("embedder", False, 4096)
-    assert (tiny.chat, tiny.embed, tiny.think, tiny.vision) == (False, True, False, False)
+MODEL_LIST_SHOWS_WHAT_A_SCRIPT_DECLARES = Case(
+    name="model list shows the capabilities and context a script declares",
+    init=False,
+    backends={"scripted": DIALOG, "embedder": EMBEDDER},
+    probes=[
+        probe(
+            "models",
+            models,
+            expect=satisfies(
+                _tiny_as_declared,
+                "tiny-embedder on backend embedder, not default, context 4096, embed only",
+            ),
+        )
+    ],
+)

@@ -30,7 +30,9 @@ from harness import (
     mission_report,
     open_acp,
     probe,
+    prompt,
     route,
+    satisfies,
     start_contenox,
     step,
 )
@@ -76,6 +78,7 @@ def _exhausted(path: object, op: str, turn: int) -> str:
 BYTE_EXACT = 'Ünïcødé — two  spaces, a\ttab, "quotes" & <angle> {braces} $HOME `ticks`'
 
 
+# A function: it compares one command's whole stdout with another's.
 def test_the_same_dialog_replays_the_same_reply_byte_for_byte_every_time(
     instance: Instance,
 ) -> None:
@@ -104,6 +107,7 @@ A_BARE_ARRAY_IS_A_VALID_SCRIPT = Case(
 )
 
 
+# A function: it checks where the agent's text starts and ends around the tool call.
 def test_a_turn_with_text_and_a_tool_call_shows_the_text_and_dispatches_the_call(
     instance: Instance,
 ) -> None:
@@ -149,6 +153,7 @@ CONTEXT_LENGTH_DEFAULTS_TO_32768 = Case(
 )
 
 
+# A function: it checks the prompt's JSON-RPC error, which prompt() does not expose.
 def test_acp_refuses_a_request_that_needs_more_than_the_context_length(
     instance: Instance,
 ) -> None:
@@ -194,28 +199,39 @@ MAX_OUTPUT_TOKENS_UNSET_DOES_NOT_CLAMP = Case(
 )
 
 
-def test_every_capability_defaults_to_true(instance: Instance) -> None:
-    _scripted(instance, Script(turns=["unused"]))
+EVERY_CAPABILITY_DEFAULTS_TO_TRUE = Case(
+    name="every capability defaults to true",
+    script=Script(turns=["unused"]),
+    probes=[
+        probe(
+            "models",
+            models,
+            expect=satisfies(
+                lambda ms: (
+                    [(m.chat, m.embed, m.prompt, m.think, m.vision) for m in ms]
+                    == [(True, True, True, True, True)]
+                ),
+                "one model with chat, embed, prompt, think and vision",
+            ),
+        )
+    ],
+)
 
-    [model] = models(instance)
 
-    assert (model.chat, model.embed, model.prompt, model.think, model.vision) == (
-        True,
-        True,
-        True,
-        True,
-        True,
-    ), model
-
-
-def test_a_capability_set_to_false_is_reported_missing(instance: Instance) -> None:
-    _scripted(
-        instance, Script(capabilities=Capabilities(think=False, vision=False), turns=["unused"])
-    )
-
-    [model] = models(instance)
-
-    assert (model.chat, model.think, model.vision) == (True, False, False), model
+A_CAPABILITY_SET_TO_FALSE_IS_REPORTED_MISSING = Case(
+    name="a capability set to false is reported missing",
+    script=Script(capabilities=Capabilities(think=False, vision=False), turns=["unused"]),
+    probes=[
+        probe(
+            "models",
+            models,
+            expect=satisfies(
+                lambda ms: [(m.chat, m.think, m.vision) for m in ms] == [(True, False, False)],
+                "one model: chat yes, think and vision no",
+            ),
+        )
+    ],
+)
 
 
 CHAT_FALSE_IS_REFUSED = Case(
@@ -250,6 +266,7 @@ def test_a_turns_text_is_streamed_in_several_chunks(instance: Instance) -> None:
     assert turn.text == text, turn.describe()
 
 
+# A function: it checks the thought channel of the turn, which prompt() does not expose.
 def test_thinking_arrives_on_the_thinking_channel_not_in_the_reply(instance: Instance) -> None:
     _scripted(
         instance,
@@ -262,6 +279,7 @@ def test_thinking_arrives_on_the_thinking_channel_not_in_the_reply(instance: Ins
     assert turn.text == "The visible answer.", turn.describe()
 
 
+# A function: it searches the raw captured units of the request for the trace.
 @defect(
     "a turn scripted with thinking 'A private trace.' and a read_file call, followed by a "
     "text turn, over `contenox acp`: `contenox state show <req> --raw` shows the second "
@@ -295,6 +313,7 @@ def test_thinking_is_never_sent_back_to_the_model_as_history(instance: Instance)
     assert carrying == [], f"the next model turn was sent the thinking trace back: {carrying}"
 
 
+# A function: it checks each tool call's id and final status; prompt() exposes neither.
 def test_a_tool_call_without_an_id_gets_a_generated_one(instance: Instance) -> None:
     instance.write("notes.txt", "n\n")
     _scripted(
@@ -320,6 +339,7 @@ def test_a_tool_call_without_an_id_gets_a_generated_one(instance: Instance) -> N
     assert all(turn.tool_calls[i].get("status") == "completed" for i in ids), turn.describe()
 
 
+# A function: not ported yet (a Case could: prompt(files_read=…, tool_output_has=…)).
 def test_tool_arguments_given_as_a_json_string_reach_the_tool_parsed(instance: Instance) -> None:
     instance.write("notes.txt", "from a string\n")
     _scripted(
@@ -335,6 +355,7 @@ def test_tool_arguments_given_as_a_json_string_reach_the_tool_parsed(instance: I
     assert "from a string" in str(turn.tool_outputs), turn.describe()
 
 
+# A function: it checks one tool call's final status, which prompt() does not expose.
 def test_malformed_tool_arguments_reach_the_engine_as_raw_text(instance: Instance) -> None:
     _scripted(
         instance,
@@ -357,6 +378,7 @@ def test_malformed_tool_arguments_reach_the_engine_as_raw_text(instance: Instanc
     assert "failed to unmarshal tool arguments for local_fs.read_file" in message, turn.describe()
 
 
+# A function: it reads finishReason from the raw captured units.
 def test_finish_reason_defaults_to_tool_calls_then_stop(instance: Instance) -> None:
     instance.write("notes.txt", "n\n")
     _scripted(
@@ -377,16 +399,20 @@ def test_finish_reason_defaults_to_tool_calls_then_stop(instance: Instance) -> N
     assert reasons == ["tool_calls", "stop"], reasons
 
 
-def test_finish_reason_length_ends_the_turn_as_cut_off(instance: Instance) -> None:
-    _scripted(instance, Script(turns=[route(), Turn(text="cut off mid", finish_reason="length")]))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("hello")
+FINISH_REASON_LENGTH_ENDS_THE_TURN_AS_CUT_OFF = Case(
+    name="finish reason length ends the turn as cut off",
+    script=Script(turns=[route(), Turn(text="cut off mid", finish_reason="length")]),
+    steps=[
+        prompt(
+            "hello",
+            stop_reason="max_tokens",
+            text_has=[re.compile(r"\Acut off mid"), "cut off rather than finished"],
+        )
+    ],
+)
 
-    assert turn.stop_reason == "max_tokens", turn.describe()
-    assert turn.text.startswith("cut off mid"), turn.describe()
-    assert "cut off rather than finished" in turn.text, turn.describe()
 
-
+# A function: it reads tokenUsage from the raw captured units.
 @defect(
     "a turn scripted with usage {prompt_tokens: 111, completion_tokens: 22, total_tokens: "
     "133}, over `contenox acp`: `contenox state show <req> --raw` records tokenUsage "
@@ -407,6 +433,7 @@ def test_a_turns_declared_usage_is_reported_as_its_token_accounting(instance: In
     assert turn.get("tokenUsage") == {"prompt": 111, "completion": 22, "total": 133}, turn
 
 
+# A function: it compares token counts across two captured requests.
 def test_without_declared_usage_token_counts_are_estimated_from_the_text(
     instance: Instance,
 ) -> None:
@@ -424,6 +451,7 @@ def test_without_declared_usage_token_counts_are_estimated_from_the_text(
     assert 0 < short_count < long_count, (short_turn["tokenUsage"], long_turn["tokenUsage"])
 
 
+# A function: it writes a dialog no Script can express (an empty turn).
 def test_an_empty_turn_is_rejected_when_the_script_loads(instance: Instance) -> None:
     path = _scripted(instance, Script(turns=["fine at add time"]))
     path.write_text('{"turns": [{"text": "ok"}, {}]}\n', encoding="utf-8")
@@ -438,16 +466,17 @@ def test_an_empty_turn_is_rejected_when_the_script_loads(instance: Instance) -> 
 # --------------------------------------------------------------------------- consumption
 
 
-def test_turns_are_served_one_per_model_turn_in_file_order(instance: Instance) -> None:
-    _scripted(instance, Script(turns=[route(), "one", route(), "two", route(), "three"]))
-    with open_acp(instance) as acp:
-        replies = [acp.prompt(p).text for p in ("a", "b", "c")]
+TURNS_ARE_SERVED_ONE_PER_MODEL_TURN_IN_FILE_ORDER = Case(
+    name="turns are served one per model turn in file order",
+    script=Script(turns=[route(), "one", route(), "two", route(), "three"]),
+    steps=[
+        prompt(p, text_has=[re.compile(rf"\A{reply}\Z")])
+        for p, reply in (("a", "one"), ("b", "two"), ("c", "three"))
+    ],
+)
 
-    assert replies == ["one", "two", "three"], (
-        f"the prompts were not answered in file order: {replies}"
-    )
 
-
+# A function: it interleaves ACP prompts with a chat call while one session stays open.
 def test_chat_and_streaming_calls_draw_from_one_cursor(instance: Instance) -> None:
     _scripted(
         instance,
@@ -530,6 +559,7 @@ A_SECOND_PROCESS_STARTS_AT_TURN_ONE = Case(
 )
 
 
+# A function: it rewrites the dialog while one ACP session stays open between two prompts.
 def test_editing_the_script_file_rewinds_it_to_turn_one(instance: Instance) -> None:
     path = _scripted(instance, Script(turns=[route(), "before the edit", route(), "unused"]))
     with open_acp(instance) as acp:
@@ -575,6 +605,7 @@ def test_the_worked_run_prints_its_report_lands_and_keeps_the_report(instance: I
     ], kept
 
 
+# A function: it builds the exhaustion line from the dialog's path, then reads the mission.
 def test_a_dialog_ending_on_a_tool_call_is_one_turn_short(instance: Instance) -> None:
     path = _scripted(
         instance,
@@ -593,6 +624,7 @@ def test_a_dialog_ending_on_a_tool_call_is_one_turn_short(instance: Instance) ->
     assert fired.status == "derailed", fired
 
 
+# A function: it checks the ask id's prefix and that the run is still running meanwhile.
 def test_a_gated_call_waits_on_an_ask_raised_against_the_scripted_call_id(
     instance: Instance,
 ) -> None:
@@ -639,6 +671,7 @@ def test_running_past_the_end_fails_naming_the_script_and_the_turn(instance: Ins
     )
 
 
+# A function: it asserts stdout is exactly empty.
 def test_running_past_the_end_prints_no_fallback_reply(instance: Instance) -> None:
     _scripted(
         instance,
@@ -666,6 +699,7 @@ def test_two_sessions_in_one_process_share_the_cursor(instance: Instance) -> Non
     assert second.text == "second's turn", second.describe()
 
 
+# A function: it checks a tool call's final status and error; prompt() exposes neither.
 def test_a_different_branch_still_gets_the_next_turn(instance: Instance) -> None:
     _scripted(
         instance,

@@ -2,63 +2,106 @@
 
 from __future__ import annotations
 
-from harness import Instance, Script
+from harness import Case, Instance, Script, probe, satisfies, step
 from harness.probes import Session, session_records, sessions, transcript
 
 CHAT = Script(turns=["Hello there, friend."])
 
 
-def test_session_list_is_empty_before_a_session_is_made(instance: Instance) -> None:
-    assert sessions(instance) == []
+def _tail_one(instance: Instance, name: str) -> object:
+    return transcript(instance, name, tail=1)
 
 
-def test_a_new_session_is_listed_as_active_under_a_name_with_spaces(instance: Instance) -> None:
-    instance.must("session", "new", "alpha")
-    instance.must("session", "new", "my work")
+SESSION_LIST_IS_EMPTY = Case(
+    name="session list is empty before a session is made",
+    init=False,
+    probes=[probe("sessions", sessions, expect=[])],
+)
 
-    assert sessions(instance) == [Session("alpha", 0, False), Session("my work", 0, True)]
+A_NEW_SESSION_IS_LISTED_AS_ACTIVE = Case(
+    name="a new session is listed as active under a name with spaces",
+    init=False,
+    steps=[step("session", "new", "alpha"), step("session", "new", "my work")],
+    probes=[
+        probe(
+            "sessions", sessions, expect=[Session("alpha", 0, False), Session("my work", 0, True)]
+        )
+    ],
+)
 
+SESSION_LIST_ALL_LISTS_EVERY_SESSION_WITH_ITS_ID = Case(
+    name="session list all lists every session with its id",
+    init=False,
+    steps=[step("session", "new", "my work")],
+    probes=[
+        probe(
+            "session records",
+            session_records,
+            expect=satisfies(
+                lambda rs: (
+                    [(r.name, r.identity, r.messages) for r in rs] == [("my work", "local-user", 0)]
+                    and bool(rs[0].id and rs[0].workspace)
+                ),
+                "one record: my work, local-user, 0 messages, with an id and a workspace",
+            ),
+        )
+    ],
+)
 
-def test_session_list_all_lists_every_session_with_its_id(instance: Instance) -> None:
-    instance.must("session", "new", "my work")
+SESSION_SHOW_PRINTS_THE_CHAT_TURN_IN_ORDER = Case(
+    name="session show prints the chat turn in order",
+    script=CHAT,
+    steps=[step("session", "new", "my work"), step("chat", "say hello")],
+    probes=[
+        probe(
+            "session show",
+            transcript,
+            "my work",
+            expect=satisfies(
+                lambda t: (
+                    (t.name, t.shown, t.total) == ("my work", 2, 2)
+                    and [(m.role, m.content) for m in t.messages]
+                    == [("user", "say hello"), ("assistant", "Hello there, friend.")]
+                ),
+                "my work, 2 of 2 messages: the user's then the scripted reply",
+            ),
+        ),
+        probe("sessions", sessions, expect=[Session("my work", 2, True)]),
+    ],
+)
 
-    [record] = session_records(instance)
+SESSION_SHOW_TAIL_PRINTS_ONLY_THE_LAST_MESSAGES = Case(
+    name="session show tail prints only the last messages",
+    script=CHAT,
+    steps=[step("session", "new", "my work"), step("chat", "say hello")],
+    probes=[
+        probe(
+            "session show --tail 1",
+            _tail_one,
+            "my work",
+            expect=satisfies(
+                lambda t: (
+                    (t.shown, t.total) == (1, 2)
+                    and [m.content for m in t.messages] == ["Hello there, friend."]
+                ),
+                "1 of 2 messages shown: the scripted reply",
+            ),
+        )
+    ],
+)
 
-    assert (record.name, record.identity, record.messages) == ("my work", "local-user", 0)
-    assert record.id and record.workspace
-
-
-def test_session_show_prints_the_chat_turn_in_order(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(CHAT)
-    instance.must("session", "new", "my work")
-    instance.must("chat", "say hello")
-
-    shown = transcript(instance, "my work")
-
-    assert (shown.name, shown.shown, shown.total) == ("my work", 2, 2)
-    assert [(m.role, m.content) for m in shown.messages] == [
-        ("user", "say hello"),
-        ("assistant", "Hello there, friend."),
-    ]
-    assert sessions(instance) == [Session("my work", 2, True)]
-
-
-def test_session_show_tail_prints_only_the_last_messages(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(CHAT)
-    instance.must("session", "new", "my work")
-    instance.must("chat", "say hello")
-
-    shown = transcript(instance, "my work", tail=1)
-
-    assert (shown.shown, shown.total) == (1, 2)
-    assert [m.content for m in shown.messages] == ["Hello there, friend."]
-
-
-def test_session_show_of_a_session_with_no_messages_is_empty(instance: Instance) -> None:
-    instance.must("session", "new", "alpha")
-
-    shown = transcript(instance, "alpha")
-
-    assert (shown.name, shown.messages) == ("alpha", ())
+SESSION_SHOW_OF_A_SESSION_WITH_NO_MESSAGES_IS_EMPTY = Case(
+    name="session show of a session with no messages is empty",
+    init=False,
+    steps=[step("session", "new", "alpha")],
+    probes=[
+        probe(
+            "session show",
+            transcript,
+            "alpha",
+            expect=satisfies(
+                lambda t: (t.name, t.messages) == ("alpha", ()), "alpha, with no messages"
+            ),
+        )
+    ],
+)

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from harness import Instance, Script, Turn, mission_finish, mission_report
+from harness import (
+    Case,
+    Instance,
+    Script,
+    Turn,
+    mission_finish,
+    mission_report,
+    probe,
+    satisfies,
+    step,
+)
 from harness.probes import (
     captured_requests,
     captured_steps,
@@ -23,66 +33,105 @@ WORKED_RUN = Script(
 )
 
 
-def _worked_run(instance: Instance) -> str:
-    instance.init()
-    instance.use_script(WORKED_RUN)
-    instance.must("run", "--policy", "run", "report what you know")
-    return the_captured_run(instance)
+RUN = step("run", "--policy", "run", "report what you know")
+
+_FORCED_STEPS = [
+    ("run-agent", "chat_completion", "tool_call", "OK"),
+    ("run-tools", "execute_tool_calls", "tools_executed", "OK"),
+    ("run-agent", "chat_completion", "tool_call", "OK"),
+    ("run-tools", "execute_tool_calls", "tools_executed", "OK"),
+]
 
 
-def test_state_list_is_empty_before_any_run(instance: Instance) -> None:
-    assert captured_requests(instance) == []
+def _steps(instance: Instance) -> object:
+    return captured_steps(instance, the_captured_run(instance))
 
 
-@pytest.mark.no_transcript(
-    reason=(
-        "the closing turn after mission_finish is served only sometimes, so the last captured"
-        " step is executed/OK in one run and never executed/CANCELLED in another"
+def _units(instance: Instance) -> object:
+    return captured_units(instance, the_captured_run(instance))
+
+
+def _first_unit_and_prompts(instance: Instance) -> object:
+    request = the_captured_run(instance)
+    return captured_units(instance, request)[0], system_prompts(instance, request)
+
+
+def _brief(pair: Any) -> bool:
+    first, prompts = pair
+    return (
+        len(prompts) == 1
+        and prompts[0].startswith("You are a task engine.")
+        and [m.role for m in first.sent] == ["system", "user"]
+        and first.sent[1].content.rstrip().endswith("report what you know")
     )
+
+
+STATE_LIST_IS_EMPTY = Case(
+    name="state list is empty before any run",
+    init=False,
+    probes=[probe("captured requests", captured_requests, expect=[])],
 )
-def test_the_worked_run_captures_its_model_and_tool_steps_in_order(instance: Instance) -> None:
-    steps = captured_steps(instance, _worked_run(instance))
 
-    # The closing text turn races with mission_finish tearing the unit down:
-    # it is absent, OK or CANCELLED. Only the four steps the dialog forces are fixed.
-    assert [(s.task, s.handler, s.transition, s.status) for s in steps[:4]] == [
-        ("run-agent", "chat_completion", "tool_call", "OK"),
-        ("run-tools", "execute_tool_calls", "tools_executed", "OK"),
-        ("run-agent", "chat_completion", "tool_call", "OK"),
-        ("run-tools", "execute_tool_calls", "tools_executed", "OK"),
-    ]
-
-
-@pytest.mark.no_transcript(
-    reason=(
-        "the closing turn after mission_finish is served only sometimes, so its captured "
-        "unit is a finished chat turn in one run and a cancelled one in another"
-    )
+# No snapshot for the next three: the closing turn after mission_finish is
+# served only sometimes, so the last captured step/unit is executed/OK (a
+# finished chat turn) in one run and never executed/CANCELLED in another.
+THE_WORKED_RUN_CAPTURES_ITS_STEPS_IN_ORDER = Case(
+    name="the worked run captures its model and tool steps in order",
+    script=WORKED_RUN,
+    snapshot=False,
+    steps=[RUN],
+    probes=[
+        probe(
+            "captured steps",
+            _steps,
+            # The closing text turn races with mission_finish tearing the unit
+            # down: only the four steps the dialog forces are fixed.
+            expect=satisfies(
+                lambda steps: (
+                    [(s.task, s.handler, s.transition, s.status) for s in steps[:4]]
+                    == _FORCED_STEPS
+                ),
+                f"the first four steps are {_FORCED_STEPS}",
+            ),
+        )
+    ],
 )
-def test_every_model_turn_of_the_worked_run_was_served_by_the_scripted_backend(
-    instance: Instance,
-) -> None:
-    units = captured_units(instance, _worked_run(instance))
 
-    turns = [u for u in units if u.handler == "chat_completion"]
-    assert len(turns) >= 2
-    assert {(u.provider_type, u.model_name) for u in turns} == {("scripted-test", "scripted-test")}
-
-
-@pytest.mark.no_transcript(
-    reason=(
-        "the closing turn after mission_finish is served only sometimes, so the last captured"
-        " unit is a finished chat turn in one run and a cancelled one in another"
-    )
+EVERY_MODEL_TURN_WAS_SERVED_BY_THE_SCRIPTED_BACKEND = Case(
+    name="every model turn of the worked run was served by the scripted backend",
+    script=WORKED_RUN,
+    snapshot=False,
+    steps=[RUN],
+    probes=[
+        probe(
+            "captured units",
+            _units,
+            expect=satisfies(
+                lambda units: (
+                    len(turns := [u for u in units if u.handler == "chat_completion"]) >= 2
+                    and {(u.provider_type, u.model_name) for u in turns}
+                    == {("scripted-test", "scripted-test")}
+                ),
+                "at least two chat turns, every one scripted-test/scripted-test",
+            ),
+        )
+    ],
 )
-def test_the_run_agent_is_sent_the_task_engine_system_prompt_and_the_mission_brief(
-    instance: Instance,
-) -> None:
-    request = _worked_run(instance)
 
-    [prompt] = system_prompts(instance, request)
-
-    assert prompt.startswith("You are a task engine.")
-    first = captured_units(instance, request)[0]
-    assert [m.role for m in first.sent] == ["system", "user"]
-    assert first.sent[1].content.rstrip().endswith("report what you know")
+THE_RUN_AGENT_IS_SENT_THE_TASK_ENGINE_PROMPT = Case(
+    name="the run agent is sent the task engine system prompt and the mission brief",
+    script=WORKED_RUN,
+    snapshot=False,
+    steps=[RUN],
+    probes=[
+        probe(
+            "first unit and system prompts",
+            _first_unit_and_prompts,
+            expect=satisfies(
+                _brief,
+                "one system prompt starting 'You are a task engine.'; the first unit sends "
+                "system then user, the user message ending with the task",
+            ),
+        )
+    ],
+)

@@ -24,7 +24,32 @@ from .acp import (
     open_acp,
 )
 from .binary import CONTENOX_VERSION, Binary, BinaryError, cache_dir, resolve_binary
-from .case import Case, CaseError, Probe, Step, Transcript, defect, output_of, probe, run_case, step
+from .case import (
+    Case,
+    CaseError,
+    Probe,
+    Step,
+    Transcript,
+    await_ask,
+    background,
+    column,
+    defect,
+    edit_dialog,
+    group,
+    json_path,
+    keys,
+    output_of,
+    probe,
+    prompt,
+    respond,
+    run_case,
+    satisfies,
+    screen,
+    signal,
+    step,
+    wait,
+    write,
+)
 from .command import DEFAULT_TIMEOUT, CommandTimeout, Result, notices, run
 from .dialog import (
     Capabilities,
@@ -77,6 +102,24 @@ __all__ = [
     "run_case",
     "step",
     "validate_dialog",
+]
+
+# The step types a Case is composed of (harness.case.steps).
+__all__ += [
+    "await_ask",
+    "background",
+    "column",
+    "edit_dialog",
+    "group",
+    "json_path",
+    "keys",
+    "prompt",
+    "respond",
+    "satisfies",
+    "screen",
+    "signal",
+    "wait",
+    "write",
 ]
 
 # Interactive surfaces: background processes, a real terminal, an ACP client.

@@ -44,6 +44,10 @@ def cases_of(value: object) -> Iterator[Case]:
 
 
 def _load(path: Path) -> ModuleType:
+    # Case modules import their shared dialogs (cases/dialogs.py) as pytest
+    # lets them: with their own directory on sys.path.
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     name = f"_contenox_cases_.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -130,3 +134,23 @@ def e2e_tests(cases_dir: Path) -> dict[str, str | None]:
                     why = "quarantined defect"
             out[f"{path.stem}/{name}"] = why
     return out
+
+
+def count(cases_dir: Path) -> tuple[int, int]:
+    """(Case dataclasses, test functions) in ``cases_dir``; a parametrised function is one."""
+    cases = functions = 0
+    for path in _modules(cases_dir):
+        module = _load(path)
+        cases += sum(1 for _ in cases_in(module))
+        functions += sum(
+            1 for n, v in vars(module).items() if n.startswith("test_") and callable(v)
+        )
+    return cases, functions
+
+
+if __name__ == "__main__":
+    # python -m harness.catalog [cases]: how many e2e items are Case dataclasses.
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "cases")
+    n_cases, n_functions = count(target)
+    share = 100 * n_cases / max(1, n_cases + n_functions)
+    print(f"{n_cases} Case dataclasses, {n_functions} test functions ({share:.0f}% Cases)")

@@ -68,6 +68,8 @@ def _strings(value: object, where: str, error: type[Exception]) -> None:
     if not isinstance(value, (list, tuple)):
         raise error(f"{where} must be a list of strings, got {value!r}")
     for index, item in enumerate(value):
+        if isinstance(item, re.Pattern):
+            continue  # an expectation may be a compiled regex
         if not _plain_text(item):
             raise error(f"{where}[{index}] must be a string without NUL, got {item!r}")
 
@@ -111,9 +113,10 @@ def check_step(step: Any, error: type[Exception]) -> None:
     ):
         raise error(f"{label}: timeout must be a number of seconds, got {timeout!r}")
     code = step.exit_code
-    if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+    if code is not None and code != "non-zero" and (isinstance(code, bool) or not isinstance(code, int)):
         raise error(
-            f"{label}: exit_code must be a whole number or None (any exit code), got {code!r}"
+            f"{label}: exit_code must be a whole number, \"non-zero\" or None (any exit code), "
+            f"got {code!r}"
         )
     for name in (
         "stdout_has",

@@ -3,11 +3,19 @@
 It remembers the script a `backend add` registered and, on `run`, logs one
 served model call per turn the way contenox does (FAKE_SERVED overrides how
 many), plus the exhaustion error when asked past the end.
+
+For the step types: `run` with FAKE_ASK=1 first raises a durable ask (an
+"ask raised" log line, a row in `approvals list`) and waits for its verdict;
+with FAKE_BLOCK=1 it waits for SIGINT. `approvals respond` answers an ask
+once and refuses a second answer ("already answered"). `doctor --json`
+prints JSON; `beam` is a line-at-a-time loop a terminal can drive; `acp`
+is the fake ACP agent of tests/peers.
 """
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 state = Path(os.environ["HOME"]) / ".fake"
@@ -29,7 +37,54 @@ elif args[:2] == ["backend", "add"]:
     print(f'Backend "{args[2]}" added')
 elif args[:2] == ["config", "set"]:
     print(f"ok {args[2]} = {args[3]}")
+elif args[:2] == ["approvals", "list"]:
+    asks = sorted(p.name for p in state.glob("ask-*") if not p.read_text())
+    if not asks:
+        print("No pending asks.")
+    else:
+        print("ID            KIND        TOOL              SUMMARY  MISSION  AGE  EXPIRES-IN")
+        for ask in asks:
+            print(f"{ask:<13} permission  native-echo.echo           m-1      1s   -")
+elif args[:2] == ["approvals", "respond"]:
+    ask = state / args[2]
+    if not ask.exists():
+        print(f"Error: no ask {args[2]}", file=sys.stderr)
+        sys.exit(1)
+    if ask.read_text():
+        print(f"Error: ask {args[2]} was already answered", file=sys.stderr)
+        sys.exit(1)
+    ask.write_text(args[3])
+    print(f"Verdict recorded for {args[2]}")
+elif args[:1] == ["show-file"]:
+    print(Path(args[1]).read_text())
+elif args[:2] == ["doctor", "--json"]:
+    print(json.dumps({"backends": [{"name": "scripted", "reachable": True}]}))
+elif args[:1] == ["beam"]:
+    print("fake beam: type / for commands", flush=True)
+    for line in sys.stdin:
+        if line.strip() == "/quit":
+            sys.exit(0)
+        print(f"Hello from the fake: {line.strip()}", flush=True)
+elif args[:1] == ["acp"]:
+    peer = Path(__file__).resolve().parent.parent / "peers" / "fake_agent.py"
+    os.execv(sys.executable, [sys.executable, str(peer)])
+elif args[:1] == ["run"] and os.environ.get("FAKE_BLOCK"):
+    print("blocking until interrupted", file=sys.stderr, flush=True)
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
 elif args[:1] == ["run"]:
+    if os.environ.get("FAKE_ASK"):
+        ask = state / "ask-0001abcd"
+        ask.write_text("")
+        log("ask raised", 'subject="ask raised" ask=ask-0001abcd')
+        sys.stderr.flush()
+        deadline = time.monotonic() + 20
+        while not ask.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print(f"verdict: {ask.read_text() or 'none'}")
     script = (state / "script").read_text()
     doc = json.loads(Path(script).read_text())
     held = len(doc["turns"])

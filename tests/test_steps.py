@@ -1,0 +1,398 @@
+"""Every step type of a Case against the fake contenox (tests/fakes), and each build-time check.
+
+The step types run in pytest subprocesses, as real cases are collected; the
+build-time checks run in-process, since they fire before anything spawns.
+"""
+
+from __future__ import annotations
+
+import re
+import signal as _signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness import (
+    Case,
+    CaseError,
+    Script,
+    await_ask,
+    background,
+    edit_dialog,
+    keys,
+    probe,
+    prompt,
+    respond,
+    screen,
+    signal,
+    step,
+    wait,
+    write,
+)
+
+FAKE = Path(__file__).parent / "fakes" / "fake_contenox.py"
+
+
+@pytest.fixture
+def suite(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> pytest.Pytester:
+    launcher = tmp_path / "contenox"
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
+    launcher.chmod(0o755)
+    monkeypatch.setenv("CONTENOX_BIN", str(launcher))
+    monkeypatch.delenv("CONTENOX_E2E_KEEP", raising=False)
+    pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef transcripts():\n    return True\n")
+    return pytester
+
+
+HEADER = """
+import re
+import signal as sig
+from harness import (Case, Script, Turn, await_ask, background, column, edit_dialog, group,
+    json_path, keys, probe, prompt, respond, satisfies, screen, signal, step, wait, write)
+from harness import probes
+
+TWO = Script(turns=["one", "two"])
+"""
+
+
+def run_cases(suite: pytest.Pytester, body: str) -> pytest.RunResult:
+    suite.makepyfile(test_steps_cases=HEADER + body)
+    return suite.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
+
+
+def test_a_command_captures_a_regex_group_and_a_later_step_uses_it(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+CAPTURED = Case(
+    name="a capture fills a later step",
+    script=TWO,
+    steps=[
+        step("run", "go", stdout_has=[re.compile(r"^tw")],
+             capture={"mission": group(r"Mission (\\S+) finished", stream="notices")}),
+        step("show-file", "dialog-{mission}.txt", exit_code="non-zero",
+             stderr_has=["dialog-11111111-2222-3333-4444-555555555555.txt"]),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+    snap = next(suite.path.rglob("test_a_capture_fills_a_later_step.yaml")).read_text()
+    assert "[MISSION]" in snap, snap
+
+
+def test_an_unmet_regex_and_a_zero_exit_where_non_zero_was_expected_are_named(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+WRONG = Case(
+    name="wrong expectations fail",
+    script=TWO,
+    steps=[step("run", "go", exit_code="non-zero", stdout_has=[re.compile(r"thr+ee")])],
+)
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*expected a non-zero exit code, got 0*", "*expected stdout to contain /thr+ee/*"]
+    )
+
+
+def test_a_background_run_waits_on_its_ask_and_a_second_approval_is_refused(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+TWICE = Case(
+    name="approving twice is refused",
+    script=TWO,
+    steps=[
+        background("run", "run", "go", env={"FAKE_ASK": "1"}),
+        await_ask("ask", tool="native-echo.echo", kind="permission"),
+        step("approvals", "list", capture={"listed": column("ID")}, stdout_has=["{ask}"]),
+        respond("listed", "approve"),
+        respond("ask", "approve", exit_code="non-zero", notices_has=["already answered"]),
+        wait("run", stdout_has=["verdict: --approve"]),
+        probe("pending", probes.approvals, expect=[]),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+    snap = next(suite.path.rglob("test_approving_twice_is_refused.yaml")).read_text()
+    assert "[ASK]" in snap and "ask raised" in snap, snap
+
+
+def test_a_signal_reaches_a_background_run_and_wait_checks_its_end(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+INTERRUPTED = Case(
+    name="an interrupted run ends",
+    init=False,
+    steps=[
+        background("run", "run", "go", env={"FAKE_BLOCK": "1"}, ready="blocking"),
+        signal("run", sig.SIGINT),
+        wait("run", exit_code=130, notices_has=["interrupted"], timeout=20),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_write_and_edit_dialog_change_files_between_steps(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+EDITED = Case(
+    name="files change between steps",
+    script=TWO,
+    serves_all_turns=False,
+    steps=[
+        write("notes/hello.txt", "hi"),
+        step("show-file", "notes/hello.txt", stdout_has=["hi"]),
+        edit_dialog(Script(turns=["uno", "dos"])),
+        step("run", "go", stdout_has=["dos"]),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_json_path_capture_and_a_probe_predicate(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+JSON = Case(
+    name="json capture",
+    init=False,
+    steps=[
+        step("doctor", "--json", capture={"backend": json_path("backends.0.name")}),
+        step("approvals", "respond", "{backend}", "--approve", exit_code=1,
+             notices_has=["no ask scripted"]),
+    ],
+)
+PREDICATE = Case(
+    name="a predicate says why",
+    init=False,
+    steps=[],
+    probes=[probe("pending", probes.approvals,
+                  expect=satisfies(lambda v: len(v) == 1, "exactly one pending ask"))],
+)
+ONLY_PROBES = Case(
+    name="only probes",
+    init=False,
+    probes=[probe("pending", probes.approvals, expect=[])],
+)
+""",
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*probe 'pending': expected exactly one pending ask; got []*"])
+
+
+def test_a_prompt_goes_over_an_acp_session_with_a_ruling(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+ACP = Case(
+    name="prompts over acp",
+    init=False,
+    steps=[
+        prompt("hello", text_has=["Hello"]),
+        prompt("write out.txt", permission="allow", files_written=["out.txt"],
+               requests=["session/request_permission", "fs/write_text_file"]),
+        prompt("write denied.txt", permission="deny", files_written=[]),
+    ],
+)
+WRONG = Case(
+    name="a prompt expectation fails",
+    init=False,
+    steps=[prompt("hello", stop_reason="cancelled", text_has=["Goodbye"])],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*expected stop reason 'cancelled', got 'end_turn'*",
+            "*expected the agent's text to contain 'Goodbye'*",
+        ]
+    )
+
+
+def test_screen_and_keys_drive_a_program_under_a_terminal(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+BEAM = Case(
+    name="a terminal session",
+    init=False,
+    steps=[
+        screen("type / for commands", args=["beam"], timeout=20),
+        keys("hi there"),
+        screen("Hello from the fake: hi there", lacks=["Goodbye"], timeout=20),
+        keys("/quit"),
+        screen(exits=0, timeout=20),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+    snap = next(suite.path.rglob("test_a_terminal_session.yaml")).read_text()
+    assert "Hello from the fake: hi there" in snap, snap
+
+
+# --------------------------------------------------------------------------- build-time checks
+
+TWO = Script(turns=["one", "two"])
+
+
+def _case(*steps: object, **kw: object) -> Callable[[], object]:
+    return lambda: Case(name="it runs", script=TWO, steps=steps, **kw)  # type: ignore[arg-type]
+
+
+BAD: list[tuple[str, Callable[[], object], list[str]]] = [
+    (
+        "placeholder with no capture",
+        _case(step("run"), step("mission", "show", "{mission}")),
+        ["case 'it runs': steps[1] (step) args", "{mission} refers to no capture"],
+    ),
+    (
+        "placeholder used before its capture",
+        _case(
+            step("mission", "show", "{ask}"),
+            background("r", "run", "go"),
+            await_ask("ask"),
+            wait("r"),
+        ),
+        ["steps[0] (step) args", "{ask} refers to no capture"],
+    ),
+    (
+        "placeholder in an expectation",
+        _case(step("run", stdout_has=[re.compile(r"mission {mid}")])),
+        ["steps[0] (step) stdout_has", "{mid}"],
+    ),
+    (
+        "env value not a string",
+        lambda: step("run", env={"N": 3}),
+        ["Step env['N'] must be a string, got 3"],
+    ),
+    (
+        "expectation not a string",
+        lambda: step("run", stdout_has=[3]),
+        ["Step stdout_has must hold strings or regexes, got 3"],
+    ),
+    (
+        "exit code a word",
+        lambda: step("run", exit_code="failure"),
+        ['Step exit_code must be a number, "non-zero" or None'],
+    ),
+    (
+        "timeout a string",
+        lambda: wait("r", timeout="10"),  # type: ignore[arg-type]
+        ["Wait timeout must be a number of seconds, got '10'"],
+    ),
+    (
+        "file outside the scratch root",
+        _case(step("run"), files={"../escape.txt": "x"}),
+        ["case 'it runs': files '../escape.txt': leaves the scratch root"],
+    ),
+    (
+        "home file absolute",
+        _case(step("run"), home_files={"/etc/passwd": "x"}),
+        ["case 'it runs': home_files '/etc/passwd': leaves the scratch root"],
+    ),
+    (
+        "write outside the scratch root",
+        lambda: write("../../x", "y"),
+        ["Write path '../../x' leaves the scratch root"],
+    ),
+    (
+        "wait for nothing started",
+        _case(wait("run")),
+        ["steps[0] (wait) name", "'run' is no background run started before"],
+    ),
+    (
+        "signal to nothing started",
+        _case(signal("run", _signal.SIGINT)),
+        ["steps[0] (signal) name", "'run' is no background run"],
+    ),
+    (
+        "background never waited",
+        _case(background("run", "run", "go")),
+        ["background run 'run' is never waited for", "wait('run'"],
+    ),
+    (
+        "respond without an ask",
+        _case(respond("ask", "approve")),
+        ["steps[0] (respond) name", "'ask' is no ask captured before"],
+    ),
+    (
+        "respond with two verdicts",
+        lambda: respond("ask", "approve", answer="yes"),
+        ["Respond answer give answer="],
+    ),
+    (
+        "keys before a screen",
+        _case(keys("hi")),
+        ["steps[0] (keys) text", "keys() before any screen()"],
+    ),
+    (
+        "screen with nothing to wait for",
+        lambda: screen(),
+        ["Screen shows give shows="],
+    ),
+    (
+        "prompt with an unknown ruling",
+        lambda: prompt("hi", permission="maybe"),
+        ["Prompt permission must be allow, deny, defer or cancel"],
+    ),
+    (
+        "edit an unknown dialog",
+        _case(edit_dialog(TWO, backend="other")),
+        ["steps[0] (edit_dialog) backend", "'other' is not one of ['scripted']"],
+    ),
+    (
+        "a command step among the probes",
+        _case(step("run"), probes=[step("mission", "list")]),
+        ["probes (step)", "probes holds probe(...) only"],
+    ),
+    (
+        "probe that reads nothing",
+        lambda: probe("x", "approvals"),  # type: ignore[arg-type]
+        ["Probe read must be a function of the instance"],
+    ),
+    (
+        "a capture name that is not an identifier",
+        lambda: step("run", capture={"the mission": "ID"}),
+        ["Step capture a capture name must be an identifier"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "names"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_a_bad_step_or_case_is_refused_when_built_naming_the_step_and_field(
+    build: Callable[[], object], names: list[str]
+) -> None:
+    with pytest.raises(CaseError) as info:
+        build()
+    for name in names:
+        assert name in str(info.value), str(info.value)
+
+
+def test_a_case_of_probes_only_is_allowed() -> None:
+    case = Case(name="nothing waits", probes=[probe("pending", lambda i: [], expect=[])])
+    assert case.steps == ()
