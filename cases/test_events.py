@@ -219,3 +219,32 @@ def test_prune_keeps_todays_events(instance: Instance) -> None:
 
     listed = instance.must("events", "list").stdout
     assert REPORT in listed and STATUS in listed, listed
+
+
+def _two_firings(instance: Instance) -> None:
+    _setup(instance, "missionservice.events.*", broken=True)
+    _dispatch_once(instance, "nid=2")
+
+
+def _rows(text: str) -> list[list[str]]:
+    return [line.split()[:3] for line in text.splitlines()[1:] if line.strip()]
+
+
+def test_firings_since_a_cursor_shows_only_firings_of_later_events(instance: Instance) -> None:
+    # function: needs background (dispatch runs until Ctrl-C)
+    _two_firings(instance)
+
+    later = instance.must("events", "firings", "--since", "1").stdout
+
+    assert _rows(later) == [["2", "on-report", "error"]], later
+
+
+def test_firings_limit_caps_the_rows_newest_first(instance: Instance) -> None:
+    # function: needs background (dispatch runs until Ctrl-C)
+    _two_firings(instance)
+
+    every = instance.must("events", "firings").stdout
+    one = instance.must("events", "firings", "--limit", "1").stdout
+
+    assert [r[0] for r in _rows(every)] == ["2", "1"], every
+    assert _rows(one) == [["2", "on-report", "error"]], one
