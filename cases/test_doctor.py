@@ -79,3 +79,15 @@ def test_doctor_roster_lists_the_in_process_tools_an_unattended_run_can_call(
         assert (entry.toolset, entry.origin) == (toolset, "local (in-process)")
     read_file = report.tool("read_file")
     assert read_file is not None and read_file.origin.startswith("needs client capability")
+
+
+def test_doctor_is_not_ready_while_a_backend_is_registered_but_no_default_is_set(
+    instance: Instance,
+) -> None:
+    instance.use_script(DIALOG, make_default=False)
+
+    report = doctor(instance)
+
+    assert report.ready is False, report
+    assert "No default model is set" in report.verdict
+    assert report.backends_registered == 1

@@ -72,3 +72,18 @@ def test_mission_reports_prints_every_report_in_full(instance: Instance) -> None
 
     assert (full.id, full.status, full.intent) == (fired.id, "landed", "report what you know")
     assert [(r.kind, r.summary) for r in full.reports] == [("result", "read the whole tree")]
+
+
+def test_mission_list_names_the_declared_agent_a_run_was_fired_at_beside_its_envelope(
+    instance: Instance,
+) -> None:
+    # contenox-cli.md, `contenox run [agent] "<task>"`: the first argument names a
+    # declared agent; `init` declares `reviewer` among others. The envelope stays `run`.
+    instance.init()
+    instance.use_script(WORKED_RUN)
+    instance.must("run", "reviewer", "--policy", "run", "check the last commit")
+
+    [only] = missions(instance)
+
+    assert (only.agent, only.envelope, only.status) == ("reviewer", "run", "landed")
+
