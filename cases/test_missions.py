@@ -86,4 +86,3 @@ def test_mission_list_names_the_declared_agent_a_run_was_fired_at_beside_its_env
     [only] = missions(instance)
 
     assert (only.agent, only.envelope, only.status) == ("reviewer", "run", "landed")
-
