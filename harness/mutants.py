@@ -70,7 +70,6 @@ __all__ = [
 ]
 
 
-
 def _repo() -> Path:
     # tox may import the installed wheel; the catalog and the cases live in the checkout.
     here = Path.cwd()
@@ -386,7 +385,9 @@ def _build(
             try:
                 text = original.read_text(encoding="utf-8")
             except OSError as err:
-                raise MutantError(f"{mutant.name}: {patch.path} is not in {source}: {err}") from None
+                raise MutantError(
+                    f"{mutant.name}: {patch.path} is not in {source}: {err}"
+                ) from None
             patched = staging / "src" / patch.path
             patched.parent.mkdir(parents=True, exist_ok=True)
             patched.write_text(apply_patch(text, patch), encoding="utf-8")
@@ -397,8 +398,17 @@ def _build(
         done = subprocess.run(
             # No symbol table or DWARF (-s -w): nobody debugs a mutant, and the
             # link, the bulk of a mutant's build, gets markedly cheaper.
-            [go, "build", "-trimpath", "-ldflags=-s -w", "-overlay", str(overlay),
-             "-o", str(staging / "contenox"), "./cmd/contenox"],
+            [
+                go,
+                "build",
+                "-trimpath",
+                "-ldflags=-s -w",
+                "-overlay",
+                str(overlay),
+                "-o",
+                str(staging / "contenox"),
+                "./cmd/contenox",
+            ],
             cwd=source,
             env=env,
             capture_output=True,
@@ -582,7 +592,12 @@ def run_pytest(
         ]
         try:
             done = subprocess.run(
-                argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
+                argv,
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
                 start_new_session=True,
             )
         except subprocess.TimeoutExpired:
@@ -630,8 +645,10 @@ def judge(
         while True:
             deselect = [f"--deselect={f.nodeid}" for f in skipped]
             code, xml = run(binary, targets, ["-x", "-n", workers, *ignores, *deselect])
-            failure = classify(xml, code) if code != -1 else Failure(
-                "(session)", TIMEOUT, f"the pytest run overran {SUITE_TIMEOUT:g}s"
+            failure = (
+                classify(xml, code)
+                if code != -1
+                else Failure("(session)", TIMEOUT, f"the pytest run overran {SUITE_TIMEOUT:g}s")
             )
             if failure is None:
                 break
@@ -641,8 +658,13 @@ def judge(
                     failure = replace(failure, kind=FLAKY)
             if failure.kind == KILLED:
                 return Outcome(
-                    mutant, KILLED, failure.nodeid, failure.message, stage,
-                    time.monotonic() - started, tuple(skipped),
+                    mutant,
+                    KILLED,
+                    failure.nodeid,
+                    failure.message,
+                    stage,
+                    time.monotonic() - started,
+                    tuple(skipped),
                 )
             skipped.append(failure)
             if failure.nodeid == "(session)" or len(skipped) >= MAX_SKIPS:
@@ -655,8 +677,13 @@ def judge(
 def _not_killed(mutant: Mutant, skipped: list[Failure], stage: str, started: float) -> Outcome:
     first = skipped[0]
     return Outcome(
-        mutant, first.kind, first.nodeid, first.message, stage,
-        time.monotonic() - started, tuple(skipped),
+        mutant,
+        first.kind,
+        first.nodeid,
+        first.message,
+        stage,
+        time.monotonic() - started,
+        tuple(skipped),
     )
 
 
@@ -700,13 +727,13 @@ def _cell(text: str) -> str:
 def markdown(outcomes: Sequence[Outcome], machine: str) -> str:
     """The matrix as the Markdown table of ``mutants/REPORT.md``."""
     out = [
-        "| mutant | area | breaks | verdict | killed by (first failing case) | message |",
-        "|---|---|---|---|---|---|",
+        "| mutant | area | breaks | verdict | stage | killed by (first failing case) | message |",
+        "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         out.append(
             f"| `{o.mutant.name}` | {' '.join(o.mutant.areas)} | {_cell(o.mutant.breaks)} "
-            f"| {o.verdict} | {_cell(_short(o.case))} | {_cell(o.message)} |"
+            f"| {o.verdict} | {o.stage} | {_cell(_short(o.case))} | {_cell(o.message)} |"
         )
     return f"Machine: {machine}\n\n{summary(outcomes)}\n\n" + "\n".join(out) + "\n"
 
@@ -739,17 +766,28 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser.add_argument("--cases", type=Path, default=REPO / "cases")
     parser.add_argument("--splits", type=int, default=1)
     parser.add_argument("--group", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                        help="parallel builds (default: up to 2 cores)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="parallel builds (default: up to 2 cores)",
+    )
     parser.add_argument("-n", dest="workers", default="2", help="pytest-xdist workers per run")
     parser.add_argument("--build-only", action="store_true", help="build, print paths, stop")
-    parser.add_argument("--no-confirm", action="store_true",
-                        help="do not re-run a killing case on the real binary to rule out flakes")
+    parser.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="do not re-run a killing case on the real binary to rule out flakes",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the matrix as Markdown here")
-    parser.add_argument("--expect-killed", action="store_true",
-                        help="exit 1 unless every mutant run was killed")
-    parser.add_argument("--smoke", action="store_true",
-                        help=f"the CI smoke check: {', '.join(SMOKE)}, each must be killed")
+    parser.add_argument(
+        "--expect-killed", action="store_true", help="exit 1 unless every mutant run was killed"
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"the CI smoke check: {', '.join(SMOKE)}, each must be killed",
+    )
     args = parser.parse_args(argv)
     if args.smoke:
         args.names = [*args.names, *SMOKE]
@@ -770,8 +808,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     print(f"machine: {where}", flush=True)
 
     def said(built: Built) -> None:
-        how = "cached" if built.cached else (f"built in {built.seconds:.0f}s" if built.path
-                                             else "DOES NOT BUILD")
+        how = (
+            "cached"
+            if built.cached
+            else (f"built in {built.seconds:.0f}s" if built.path else "DOES NOT BUILD")
+        )
         print(f"  {built.mutant}: {how}", flush=True)
 
     if args.build_only:
@@ -801,8 +842,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         if args.markdown:
             # Rewritten after every mutant, so a sweep cut short still leaves its matrix.
             args.markdown.write_text(markdown(outcomes, where), encoding="utf-8")
-        print(f"{m.name}: {outcome.verdict} {_short(outcome.case)} {outcome.message}"
-              f" ({outcome.stage}, {outcome.seconds:.0f}s)", flush=True)
+        print(
+            f"{m.name}: {outcome.verdict} {_short(outcome.case)} {outcome.message}"
+            f" ({outcome.stage}, {outcome.seconds:.0f}s)",
+            flush=True,
+        )
     pool.shutdown()
     print()
     print(matrix(outcomes))
