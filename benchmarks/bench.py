@@ -21,6 +21,7 @@ Benchmarks measure; they never assert. Targets are printed beside the figures.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -49,6 +50,19 @@ class Row:
     bare: str
     ratio: str
     target: str = ""
+
+
+def _startup(binary: Binary, n: int = 20) -> float:
+    """Median wall time of a bare ``contenox version``: what starting contenox costs."""
+    with tempfile.TemporaryDirectory(prefix="contenox-bench-") as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENOX_")}
+        env["HOME"] = home
+        times = []
+        for _ in range(n):
+            started = time.perf_counter()
+            subprocess.run([binary.path, "version"], env=env, cwd=home, capture_output=True)
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def machine() -> str:
@@ -168,6 +182,76 @@ def suite(workers: str, ids: Path) -> tuple[float, str]:
     return took, outcome
 
 
+COST_PARTS = ("startup", "init", "registration", "commands", "rest", "sleep", "harness_cpu")
+
+
+def costs(ids: Path, startup: float, select: list[str]) -> str:
+    """Run the cases serially under ``benchmarks/costs.py``; the per-case cost table.
+
+    ``startup`` is one bare ``contenox version`` (median), charged once per command
+    run to completion: the part of every command that is contenox starting.
+    """
+    out = Path(tempfile.mkdtemp(prefix="contenox-bench-costs-")) / "costs.jsonl"
+    env = dict(os.environ, COSTS_OUT=str(out))
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT / "benchmarks"), env.get("PYTHONPATH", "")) if p
+    )
+    targets = select or [f"@{ids}"]
+    argv = [sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider"]
+    argv += ["-p", "no:randomly", "-p", "costs", "-n", "0"]
+    run(argv, cwd=ROOT, env=env, timeout=SUITE_TIMEOUT)
+    records = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    if not records:
+        return "(no case ran)"
+    for r in records:
+        in_commands = r["init"] + r["registration"] + r["commands"]
+        r["rest"] = max(0.0, r["wall"] - in_commands - r["sleep"] - r["harness_cpu"])
+        # Start-up is charged per command run to completion, and taken out of its kind.
+        r["startup"] = 0.0
+        for kind in ("init", "registration", "commands"):
+            share = min(r[kind], r[f"{kind}_n"] * startup)
+            r[kind] -= share
+            r["startup"] += share
+    n = len(records)
+    wall = sum(r["wall"] for r in records) / n
+    lines = [
+        f"per-case cost, {n} cases run serially: mean {wall * 1000:.0f} ms, "
+        f"median {statistics.median(r['wall'] for r in records) * 1000:.0f} ms; "
+        f"contenox start-up (bare `version`, median) {startup * 1000:.0f} ms",
+        "| part | mean per case | share of the wall | commands per case |",
+        "|---|---|---|---|",
+    ]
+    counts = {
+        "init": "init_n",
+        "registration": "registration_n",
+        "commands": "commands_n",
+        "rest": "background",
+    }
+    notes = {
+        "startup": "contenox start-up (a bare `version`, once per command)",
+        "init": "`contenox init`, beyond start-up",
+        "registration": "`backend add` + `config set` (the dialog as the default), beyond start-up",
+        "commands": "the case's own contenox commands and probes, beyond start-up",
+        "rest": "waiting on background contenox (ACP turns, pty screens, blocked runs), pytest",
+        "sleep": "the harness's polling sleeps",
+        "harness_cpu": "the harness's own CPU (this process; children left out)",
+    }
+    for part in COST_PARTS:
+        mean = sum(r[part] for r in records) / n
+        count = counts.get(part)
+        per = f"{sum(r[count] for r in records) / n:.1f}" if count else ""
+        if part == "rest":
+            per += " background"
+        lines.append(
+            f"| {notes[part]} | {mean * 1000:.0f} ms | {100 * mean / wall:.1f} % | {per} |"
+        )
+    slow = sorted(records, key=lambda r: -r["wall"])[:5]
+    lines.append(
+        "slowest: " + "; ".join(f"{r['test'].split('::')[-1]} {r['wall']:.1f} s" for r in slow)
+    )
+    return "\n".join(lines)
+
+
 def resolution() -> tuple[float, float, str]:
     """Seconds to resolve the pinned release from an empty cache, then from the cache."""
     with tempfile.TemporaryDirectory(prefix="contenox-bench-cache-") as cache:
@@ -227,7 +311,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-suite", action="store_true", help="skip the suite wall times")
     parser.add_argument("--skip-resolve", action="store_true", help="skip the cold build")
     parser.add_argument("--profile", action="store_true", help="profile the harness path")
+    parser.add_argument("--skip-costs", action="store_true", help="skip the per-case cost")
+    parser.add_argument(
+        "--costs-only",
+        nargs="*",
+        metavar="CASES",
+        help="only the per-case cost breakdown, of these case files/ids (default: all)",
+    )
     opts = parser.parse_args(argv)
+    if opts.costs_only is not None:
+        binary = resolve_binary()
+        print(f"machine: {machine()}\n{binary.header()}", flush=True)
+        ids = Path(tempfile.mkdtemp(prefix="contenox-bench-ids-")) / "ids.txt"
+        collect(ids)
+        print(costs(ids, _startup(binary), opts.costs_only))
+        return 0
 
     print(f"machine: {machine()}", flush=True)
     binary = resolve_binary()
@@ -255,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
                     (">= 1.60x; " if workers == "2" else "") + outcome,
                 )
             )
+    if not opts.skip_costs:
+        ids = Path(tempfile.mkdtemp(prefix="contenox-bench-ids-")) / "ids.txt"
+        collect(ids)
+        print(costs(ids, _startup(binary), []), flush=True)
     if not opts.skip_resolve:
         cold, warm, how = resolution()
         rows.append(

@@ -188,3 +188,38 @@ def test_answering_after_run_timed_out_resumes_the_checkpoint_of_every_waiting_r
         failed
     )
     assert [m.status for m in missions(instance)] == ["landed"] * 12
+
+
+ECHO_RUN = Script(
+    turns=[
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi there"})]),
+        Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    ]
+)
+
+
+def _echo_results(instance: Instance) -> list[str]:
+    [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
+    return [m.content for m in transcript(instance, unit.id).messages if m.role == "tool"]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "seen", "unseen"),
+    [("--approve", "hi there", "denied"), ("--deny", "denied", "hi there")],
+)
+def test_the_verdict_decides_whether_the_gated_call_runs(
+    instance: Instance, verdict: str, seen: str, unseen: str
+) -> None:
+    # The unit's own transcript is where a verdict shows: approved, `echo` ran and
+    # its result is the echo; denied, it never ran and the unit is told so.
+    _setup(instance, ECHO_RUN)
+    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
+    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
+
+    instance.must("approvals", "respond", ask.id, verdict)
+
+    run.wait(timeout=90).assert_success()
+    [result, *_] = _echo_results(instance)
+    assert seen in result and unseen not in result, result

@@ -144,3 +144,15 @@ DOCTOR_ROSTER_LISTS_THE_IN_PROCESS_TOOLS = Case(
         )
     ],
 )
+
+
+def test_doctor_is_not_ready_while_a_backend_is_registered_but_no_default_is_set(
+    instance: Instance,
+) -> None:
+    instance.use_script(DIALOG, make_default=False)
+
+    report = doctor(instance)
+
+    assert report.ready is False, report
+    assert "No default model is set" in report.verdict
+    assert report.backends_registered == 1

@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from dialogs import WORKED_RUN, WORKED_RUN_REPORT
-from harness import Case, Script, Step, Turn, group, mission_finish, probe, satisfies, step
+from harness import (
+    Case,
+    Instance,
+    Script,
+    Step,
+    Turn,
+    group,
+    mission_finish,
+    probe,
+    satisfies,
+    step,
+)
 from harness.probes import mission, mission_reports, missions
 
 STUCK_RUN = Script(
@@ -110,3 +121,17 @@ MISSION_REPORTS_PRINTS_EVERY_REPORT_IN_FULL = Case(
         )
     ],
 )
+
+
+def test_mission_list_names_the_declared_agent_a_run_was_fired_at_beside_its_envelope(
+    instance: Instance,
+) -> None:
+    # contenox-cli.md, `contenox run [agent] "<task>"`: the first argument names a
+    # declared agent; `init` declares `reviewer` among others. The envelope stays `run`.
+    instance.init()
+    instance.use_script(WORKED_RUN)
+    instance.must("run", "reviewer", "--policy", "run", "check the last commit")
+
+    [only] = missions(instance)
+
+    assert (only.agent, only.envelope, only.status) == ("reviewer", "run", "landed")

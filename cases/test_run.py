@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from harness import Case, Script, Turn, mission_finish, mission_report, probe, step
+from harness import (
+    Case,
+    Instance,
+    Script,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    probe,
+    step,
+)
 from harness.probes import backends, missions
 
 # The worked run of contenox-docs/development/scripted-test-backend.md.
@@ -61,3 +71,74 @@ WORKED_RUN_AS_DOCUMENTED = Case(
         "`contenox init`, which the page never mentions, and the error does not name it."
     ),
 )
+
+# A unit that gives up: mission_finish "stuck" with a one-line reason.
+STUCK_RUN_DIALOG = Script(
+    turns=[
+        Turn(tool_calls=[mission_finish("stuck", reason="no database to read from")]),
+        Turn(text="Done."),
+    ]
+)
+
+A_STUCK_RUN_EXITS_NONZERO_AND_SAYS_WHY = Case(
+    name="a run whose mission gets stuck exits non-zero and prints the reason on stderr",
+    script=STUCK_RUN_DIALOG,
+    steps=[
+        step(
+            "run",
+            "--policy",
+            "run",
+            "give up",
+            # contenox-cli.md, `contenox run`: "Exit status is 0 when the work landed
+            # and nonzero when it did not"; the outcome goes to stderr with its reason.
+            exit_code=1,
+            stdout_lacks=["no database to read from"],
+            notices_has=["finished: stuck — no database to read from"],
+        ),
+    ],
+    probes=[probe("missions", missions)],
+    serves_all_turns=False,
+)
+
+
+PIPED = "the piped body\n"
+
+
+@defect(
+    "`echo 'the piped body' | contenox run --policy run 'summarise this'` (after init, a "
+    "scripted backend as the default) exits 1 with 'Error: intent must be a single line' "
+    "and fires no mission. Contradicts `contenox run --help`: 'Piped stdin is the material "
+    "the task is about … the piped body travels inside it, appended to the task between "
+    "--- begin piped stdin --- and --- end piped stdin ---' (contenox-cli.md does not "
+    "mention piped stdin at all)."
+)
+def test_piped_stdin_travels_inside_the_mission_intent(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(WORKED_RUN_DIALOG)
+    result = instance.must("run", "--policy", "run", "summarise this", stdin=PIPED)
+
+    [fired] = missions(instance)
+    shown = instance.must("mission", "show", fired.id)
+
+    # The narration keeps one line and counts the body; the record keeps it whole.
+    assert "bytes piped stdin)" in result.notices, result.describe()
+    shown.assert_stdout_contains(
+        "summarise this\n\n--- begin piped stdin ---\nthe piped body\n--- end piped stdin ---"
+    )
+
+
+def test_piped_stdin_is_never_silently_dropped_from_a_run(instance: Instance) -> None:
+    # Whatever else happens to a piped body (see the quarantined case above), a run
+    # must not land a mission that never saw it: either the mission carries the
+    # body or the run refuses.
+    instance.init()
+    instance.use_script(WORKED_RUN_DIALOG)
+    result = instance.contenox("run", "--policy", "run", "summarise this", stdin=PIPED)
+
+    fired = missions(instance)
+    if result.exit_code == 0:
+        [only] = fired
+        shown = instance.must("mission", "show", only.id)
+        shown.assert_stdout_contains("the piped body")
+    else:
+        assert fired == [] or fired[0].status != "landed", (fired, result.describe())

@@ -135,3 +135,23 @@ THE_RUN_AGENT_IS_SENT_THE_TASK_ENGINE_PROMPT = Case(
         )
     ],
 )
+
+
+def test_state_show_marks_the_step_that_failed_error_with_its_cause(instance: Instance) -> None:
+    # A dialog one turn short: the second model turn finds the script exhausted.
+    instance.init()
+    instance.use_script(
+        Script(
+            turns=[Turn(text="Filing.", tool_calls=[mission_report("result", "one turn short")])],
+            runs_past_end=True,
+        )
+    )
+    instance.contenox("run", "--policy", "run", "--timeout", "60s", "report")
+
+    steps = captured_steps(instance, the_captured_run(instance))
+
+    assert [(s.task, s.status) for s in steps[:2]] == [("run-agent", "OK"), ("run-tools", "OK")]
+    failed = steps[2]
+    assert failed.task == "run-agent", steps
+    assert failed.status.startswith("ERROR: "), failed
+    assert "is exhausted" in failed.status, failed

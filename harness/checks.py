@@ -113,9 +113,13 @@ def check_step(step: Any, error: type[Exception]) -> None:
     ):
         raise error(f"{label}: timeout must be a number of seconds, got {timeout!r}")
     code = step.exit_code
-    if code is not None and code != "non-zero" and (isinstance(code, bool) or not isinstance(code, int)):
+    if (
+        code is not None
+        and code != "non-zero"
+        and (isinstance(code, bool) or not isinstance(code, int))
+    ):
         raise error(
-            f"{label}: exit_code must be a whole number, \"non-zero\" or None (any exit code), "
+            f'{label}: exit_code must be a whole number, "non-zero" or None (any exit code), '
             f"got {code!r}"
         )
     for name in (

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STOP_SIGNALS",
     "Process",
+    "ProcessExited",
     "WaitTimeout",
     "group_alive",
     "kill_group",
@@ -69,6 +70,10 @@ _DRAIN_TIMEOUT = 5.0
 
 class WaitTimeout(AssertionError):
     """:func:`wait_until` ran out of time; the message says what was awaited and what was seen."""
+
+
+class ProcessExited(AssertionError):
+    """A background process ended before it printed what a case was waiting for."""
 
 
 def wait_until(
@@ -424,12 +429,29 @@ class Process:
         if stream not in ("stdout", "stderr"):
             raise ValueError(f"stream must be 'stdout' or 'stderr', got {stream!r}")
 
-        def found() -> str | None:
-            text: str = getattr(self, stream)
-            hit = needle.search(text) if isinstance(needle, re.Pattern) else needle in text
-            return text if hit else None
-
         shown = needle.pattern if isinstance(needle, re.Pattern) else needle
+
+        def hit() -> str | None:
+            text: str = getattr(self, stream)
+            seen = needle.search(text) if isinstance(needle, re.Pattern) else needle in text
+            return text if seen else None
+
+        def found() -> str | None:
+            if (text := hit()) is not None:
+                return text
+            if self.running:
+                return None
+            # It exited: once its pipes are drained, nothing more can arrive, so
+            # fail now rather than poll a dead process until the timeout.
+            for reader in self._readers:
+                reader.join(timeout=_DRAIN_TIMEOUT)
+            if (text := hit()) is not None:
+                return text
+            raise ProcessExited(
+                f"{self.argv[0]} exited ({self.exit_code}) without {stream} ever showing "
+                f"{shown!r}\n{self.describe()}"
+            )
+
         return wait_until(
             found,
             timeout,

@@ -101,7 +101,9 @@ class Redactor:
         """Replace the scratch and machine paths only (a dialog keeps its ids and times)."""
         paths = {**machine_paths(), **self.paths}
         # Longest path first, so [WORK] wins over the [ROOT] that contains it.
-        for placeholder, path in sorted(paths.items(), key=lambda item: len(str(item[1])), reverse=True):
+        for placeholder, path in sorted(
+            paths.items(), key=lambda item: len(str(item[1])), reverse=True
+        ):
             text = text.replace(str(path), placeholder)
         return text
 

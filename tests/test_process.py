@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import CommandTimeout, Instance, Result
-from harness.process import Process, WaitTimeout, start, start_in, wait_until
+from harness.process import Process, ProcessExited, WaitTimeout, start, start_in, wait_until
 
 PEERS = Path(__file__).parent / "peers"
 TREE = PEERS / "tree.py"
@@ -193,3 +193,21 @@ def test_a_hangup_reaches_a_child_of_a_runner_that_ignores_sighup() -> None:
         "process, interrupt": -signal.SIGINT,
         "terminal, hangup": -signal.SIGHUP,
     }
+
+
+def test_waiting_for_output_from_a_process_that_exited_fails_at_once_naming_it() -> None:
+    proc = start([sys.executable, "-c", "import sys; sys.stderr.write('other words\\n')"])
+    started = time.monotonic()
+
+    with pytest.raises(ProcessExited, match=r"exited \(0\) without stderr ever showing 'ask'"):
+        proc.wait_for_output("ask", stream="stderr", timeout=30)
+
+    assert time.monotonic() - started < 10, "it polled a dead process instead of failing"
+    proc.wait(timeout=5)
+
+
+def test_output_printed_just_before_exit_is_still_found() -> None:
+    proc = start([sys.executable, "-c", "print('the last words')"])
+    proc.wait(timeout=10)
+
+    assert "the last words" in proc.wait_for_output("last words", stream="stdout", timeout=5)
