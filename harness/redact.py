@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 __all__ = ["Redactor"]
 
@@ -43,6 +44,8 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
         "[TIME]",
     ),
     (re.compile(r"\b\d{8}-\d{6}\b"), "[TIME]"),
+    # A bare date (beam's log file is named for the day it was written).
+    (re.compile(r"\b\d{4}-\d\d-\d\d\b"), "[DATE]"),
     # --trace's log prefix: 2026/11/30 20:21:54
     (re.compile(r"\b\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\b"), "[TIME]"),
     # Go-style and human durations: 71.295864ms, 30m0s, 2s, 1h2m3s, 54.562µs.
@@ -105,6 +108,8 @@ class Redactor:
             paths.items(), key=lambda item: len(str(item[1])), reverse=True
         ):
             text = text.replace(str(path), placeholder)
+            # A path inside a URL (doctor --bundle's issue link) is percent-encoded.
+            text = text.replace(quote(str(path), safe=""), placeholder)
         return text
 
     def __call__(self, text: str) -> str:

@@ -1,6 +1,6 @@
 """A full run leaves a real ~/.contenox byte for byte as it was.
 
-    python stress/sentinel.py [-n 2]
+    python stress/sentinel.py [-n 2] [--splits N --group K]
 
 Makes a temporary HOME holding a sentinel ``.contenox/`` (a config, a binary
 file standing in for the database, a nested file, an empty dir), runs the
@@ -50,7 +50,15 @@ def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", default="2", help="xdist workers")
+    parser.add_argument(
+        "--splits",
+        type=int,
+        default=1,
+        help="run one shard of the suite (pytest-split) instead of all of it: CI's quick check",
+    )
+    parser.add_argument("--group", type=int, default=1, help="which shard, with --splits")
     opts = parser.parse_args(argv)
+    shard = ["--splits", str(opts.splits), "--group", str(opts.group)] if opts.splits > 1 else []
 
     with tempfile.TemporaryDirectory(prefix="contenox-sentinel-home-") as home:
         real = Path(home) / ".contenox"
@@ -63,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         env = dict(os.environ)
         env["CONTENOX_E2E_CACHE"] = str(cache_dir())  # resolved against the real HOME
         env["HOME"] = home
-        outcome = pytest_run(["cases", "-q", "-p", "no:cacheprovider", "-n", opts.n], env=env)
+        outcome = pytest_run(
+            ["cases", "-q", "-p", "no:cacheprovider", "-n", opts.n, *shard], env=env
+        )
         after = snapshot(real)
 
     print(f"suite with HOME={home}: {outcome.line()}")
