@@ -20,7 +20,7 @@ from harness import (
     route,
     step,
 )
-from harness.probes import Message, captured_requests, captured_units, transcript
+from harness.probes import SessionMessage, captured_requests, captured_units, transcript
 
 MARKER = "ALPHA-MARKER: never edit vendor/"
 AGENTS_MD = f"# Project rules\n\n{MARKER}\n"
@@ -45,9 +45,9 @@ LANDS = Script(
 DATE = {r"\b\d{4}-\d\d-\d\d\b": "[DATE]"}
 
 
-def _sent_system_messages(instance: Instance, request_id: str) -> list[Message]:
+def _sent_system_messages(instance: Instance, request_id: str) -> list[SessionMessage]:
     """Every system message the model was sent in one captured run, first-seen order."""
-    seen: list[Message] = []
+    seen: list[SessionMessage] = []
     for unit in captured_units(instance, request_id):
         if unit.handler != "chat_completion":
             continue

@@ -77,7 +77,13 @@ def all_case_names(cases_dir: Path) -> set[tuple[str, str]]:
 
 def _quarantined(value: object) -> bool:
     """A test function carrying ``@defect(...)``: a strict xfail with the defect prefix."""
-    marks = getattr(value, "pytestmark", [])
+    marks = list(getattr(value, "pytestmark", []))
+    # A parametrized test whose variant carries the quarantine counts too:
+    # pytest.param(..., marks=defect("…")).
+    for mark in list(marks):
+        if getattr(mark, "name", "") == "parametrize" and len(mark.args) > 1:
+            for param in mark.args[1]:
+                marks.extend(getattr(param, "marks", ()))
     return any(
         getattr(m, "name", "") == "xfail"
         and str(getattr(m, "kwargs", {}).get("reason", "")).startswith(DEFECT_PREFIX)
