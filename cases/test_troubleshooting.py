@@ -352,6 +352,9 @@ def test_a_responder_with_no_usable_model_is_refused_and_the_ask_stays_pending(
 
 def test_approvals_list_applies_an_expired_asks_timeout_verdict(instance: Instance) -> None:
     # function: needs background (waits on the ask expiring, by polling approvals list)
+    # The run ends at its ask (torn down, stopped or expired) by design, so the
+    # turns after it are never asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
     instance.init()
     instance.use_script(GATED_ECHO)
     instance.must("config", "set", "approval-ceiling", "5s")
