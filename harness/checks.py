@@ -119,8 +119,8 @@ def check_step(step: Any, error: type[Exception]) -> None:
         and (isinstance(code, bool) or not isinstance(code, int))
     ):
         raise error(
-            f'{label}: exit_code must be a whole number, "non-zero" or None (any exit code), '
-            f"got {code!r}"
+            f"{label}: exit_code must be a whole number or None (any exit code), "
+            f'or "non-zero", got {code!r}'
         )
     for name in (
         "stdout_has",

@@ -26,6 +26,7 @@ leaves running is killed and reported.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -283,6 +284,10 @@ class Process:
                 self.lines.put(chunk)
             if lines and self._on_stdout_line is not None:
                 self._on_stdout_line(chunk)
+        # At end of file the pipe is ours to close: left open, it is closed by
+        # the garbage collector with a ResourceWarning (an error under -W error).
+        with contextlib.suppress(OSError):
+            pipe.close()
         if lines:
             self._stdout_closed.set()
 

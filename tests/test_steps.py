@@ -288,17 +288,17 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     (
         "env value not a string",
         lambda: step("run", env={"N": 3}),
-        ["Step env['N'] must be a string, got 3"],
+        ["step('run')", "env['N'] must be a string without NUL, got 3"],
     ),
     (
         "expectation not a string",
         lambda: step("run", stdout_has=[3]),
-        ["Step stdout_has must hold strings or regexes, got 3"],
+        ["step('run')", "stdout_has[0] must be a string without NUL, got 3"],
     ),
     (
         "exit code a word",
         lambda: step("run", exit_code="failure"),
-        ['Step exit_code must be a number, "non-zero" or None'],
+        ["step('run')", 'exit_code must be a whole number or None (any exit code), or "non-zero"'],
     ),
     (
         "timeout a string",
@@ -308,12 +308,12 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     (
         "file outside the scratch root",
         _case(step("run"), files={"../escape.txt": "x"}),
-        ["case 'it runs': files '../escape.txt': leaves the scratch root"],
+        ["case 'it runs'", "files['../escape.txt']", "climbs out of the scratch dir"],
     ),
     (
         "home file absolute",
         _case(step("run"), home_files={"/etc/passwd": "x"}),
-        ["case 'it runs': home_files '/etc/passwd': leaves the scratch root"],
+        ["case 'it runs'", "home_files['/etc/passwd']", "is absolute"],
     ),
     (
         "write outside the scratch root",
@@ -368,7 +368,7 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     (
         "a command step among the probes",
         _case(step("run"), probes=[step("mission", "list")]),
-        ["probes (step)", "probes holds probe(...) only"],
+        ["case 'it runs'", "probes[0] must be a probe(...) or output_of(...)"],
     ),
     (
         "probe that reads nothing",

@@ -410,14 +410,15 @@ class Step(Expect, Action):
     full_stderr: bool = False
 
     def _prepare(self) -> None:
+        # Types, NUL bytes and env overrides that would leave the scratch root,
+        # checked on the fields as written, before they are normalised.
+        check_step(self, CaseError)
         if not isinstance(self.args, str):
             object.__setattr__(self, "args", _tuple(self.args))
         object.__setattr__(self, "env", dict(self.env))
         self._normalise()
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        # Types, NUL bytes and env overrides that would leave the scratch root.
-        check_step(self, CaseError)
         if isinstance(self.args, str):
             raise problem(
                 "args",
