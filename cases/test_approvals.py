@@ -209,6 +209,10 @@ def _echo_results(instance: Instance) -> list[str]:
     ("verdict", "seen", "unseen"),
     [("--approve", "hi there", "denied"), ("--deny", "denied", "hi there")],
 )
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_the_verdict_decides_whether_the_gated_call_runs(
     instance: Instance, verdict: str, seen: str, unseen: str
 ) -> None:

@@ -14,6 +14,8 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
 from harness import (
     Case,
     Instance,
@@ -111,6 +113,10 @@ def _tool_results(instance: Instance) -> list[str]:
 # --------------------------------------------------------------------------- how long an ask waits
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_blocked_run_applies_its_grant_timeout_itself_and_carries_on_denied(
     instance: Instance,
 ) -> None:

@@ -125,6 +125,10 @@ def _without_shell_hard_bounds(instance: Instance) -> None:
 
 
 # function: needs background (an ask denied from a second process)
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_under_the_default_envelope_an_allowlisted_ls_runs_without_asking(
     instance: Instance,
 ) -> None:
@@ -136,6 +140,10 @@ def test_under_the_default_envelope_an_allowlisted_ls_runs_without_asking(
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_under_the_default_envelope_rm_asks_although_a_shell_may_run_other_verbs(
     instance: Instance,
 ) -> None:
@@ -147,6 +155,10 @@ def test_under_the_default_envelope_rm_asks_although_a_shell_may_run_other_verbs
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_under_the_default_envelope_a_blacklisted_mkfs_is_refused_without_asking(
     instance: Instance,
 ) -> None:
@@ -159,6 +171,10 @@ def test_under_the_default_envelope_a_blacklisted_mkfs_is_refused_without_asking
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_redirect_takes_the_prefix_allowlist_off_the_table_and_the_line_asks(
     instance: Instance,
 ) -> None:
@@ -170,6 +186,10 @@ def test_a_redirect_takes_the_prefix_allowlist_off_the_table_and_the_line_asks(
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_command_substitution_asks_whatever_verb_the_line_starts_with(
     instance: Instance,
 ) -> None:
@@ -180,6 +200,10 @@ def test_a_command_substitution_asks_whatever_verb_the_line_starts_with(
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_under_strict_the_shell_has_no_allowlist_tier_and_even_ls_asks(
     instance: Instance,
 ) -> None:
@@ -189,6 +213,10 @@ def test_under_strict_the_shell_has_no_allowlist_tier_and_even_ls_asks(
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_command_off_allowed_commands_is_refused_even_where_the_envelope_allows_everything(
     instance: Instance,
 ) -> None:
@@ -208,6 +236,10 @@ def test_a_command_off_allowed_commands_is_refused_even_where_the_envelope_allow
 
 @pytest.mark.parametrize("envelope", ["auto_edit", "default", "strict"])
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_the_credential_quarantine_denies_reading_an_ssh_key_under_every_posture(
     instance: Instance, envelope: str
 ) -> None:
@@ -222,6 +254,10 @@ def test_the_credential_quarantine_denies_reading_an_ssh_key_under_every_posture
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_the_credential_quarantine_denies_reading_shell_history(instance: Instance) -> None:
     instance.init()
     history = instance.write(".bash_history", "export API_TOKEN=typed-once\n")
@@ -231,6 +267,10 @@ def test_the_credential_quarantine_denies_reading_shell_history(instance: Instan
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_reading_a_dot_env_asks_rather_than_proceeding(instance: Instance) -> None:
     instance.init()
     dotenv = instance.write(".env", "STRIPE_SECRET_KEY=sk-live\n")
@@ -305,6 +345,10 @@ def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instan
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_compound_line_of_allowlisted_verbs_is_read_structurally_and_runs_without_asking(
     instance: Instance,
 ) -> None:
@@ -316,6 +360,10 @@ def test_a_compound_line_of_allowlisted_verbs_is_read_structurally_and_runs_with
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_run_unit_s_shell_is_not_walled_off_from_files_outside_the_workspace(
     instance: Instance,
 ) -> None:
@@ -341,6 +389,10 @@ def _envelope(instance: Instance, text: str) -> None:
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_axis_left_unset_takes_default_action_deny(instance: Instance) -> None:
     _envelope(
         instance,
@@ -352,6 +404,10 @@ def test_an_axis_left_unset_takes_default_action_deny(instance: Instance) -> Non
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_axis_left_unset_takes_default_action_approve(instance: Instance) -> None:
     _envelope(
         instance,
@@ -363,6 +419,10 @@ def test_an_axis_left_unset_takes_default_action_approve(instance: Instance) -> 
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_ask_with_a_timeout_nobody_answers_is_denied_and_the_run_moves_on(
     instance: Instance,
 ) -> None:
@@ -494,6 +554,10 @@ def test_a_unit_that_crosses_an_enforced_compute_bound_ends_stuck(instance: Inst
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_read_outside_the_workspace_is_refused_by_a_file_tool(instance: Instance) -> None:
     instance.init()
     (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
@@ -601,22 +665,38 @@ def _declared_echo(instance: Instance, tools: str | None) -> str:
 
 
 # function: needs capture
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_declaration_that_omits_tools_inherits_every_tool(instance: Instance) -> None:
     assert _declared_echo(instance, None) == "echoed-ok"
 
 
 # function: needs capture
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_star_grant_admits_the_native_toolsets(instance: Instance) -> None:
     assert _declared_echo(instance, '"*"') == "echoed-ok"
 
 
 # function: needs capture
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_tool_the_declaration_never_granted_cannot_be_called(instance: Instance) -> None:
     result = _declared_echo(instance, '"native-git"')
     assert "tool echo not found" in result, result
 
 
 # function: needs capture
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_empty_tools_list_grants_nothing(instance: Instance) -> None:
     result = _declared_echo(instance, "[]")
     assert "tool echo not found" in result, result
@@ -652,6 +732,10 @@ UNNAMED_AND_NAMED = (
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_tool_no_rule_names_falls_to_default_action_and_asks(instance: Instance) -> None:
     _envelope(instance, UNNAMED_AND_NAMED)
     verdict = _verdict(instance, "unnamed", "echo", {"input": "echoed-ok"})
@@ -659,6 +743,10 @@ def test_a_tool_no_rule_names_falls_to_default_action_and_asks(instance: Instanc
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_tool_the_envelope_names_under_tools_runs_without_asking(instance: Instance) -> None:
     _envelope(instance, UNNAMED_AND_NAMED)
     verdict = _verdict(instance, "named", "echo", {"input": "echoed-ok"})
@@ -824,6 +912,10 @@ QUESTION = Script(
 
 
 # function: needs background
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_with_missions_answer_denied_a_unit_s_question_waits_for_a_human(
     instance: Instance,
 ) -> None:

@@ -105,6 +105,10 @@ def _landed_without_asks(instance: Instance, result: Result) -> list[str]:
 # --------------------------------------------------------------------------- verdicts
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_allow_rule_lets_the_call_run_unattended(instance: Instance) -> None:
     # function: needs tool results from `state show --raw`
     _declare(
@@ -116,6 +120,10 @@ def test_an_allow_rule_lets_the_call_run_unattended(instance: Instance) -> None:
     assert any("the notes the unit may read" in r for r in results), results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_deny_rule_refuses_the_call_and_it_writes_nothing(instance: Instance) -> None:
     # function: needs tool results and the workspace after the run
     _declare(instance, '[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "deny"\n')
@@ -152,6 +160,10 @@ def test_an_approve_rule_holds_the_call_on_an_ask_until_a_person_approves_it(
 # --------------------------------------------------------------------------- default_action
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_call_no_rule_names_runs_when_default_action_is_allow(instance: Instance) -> None:
     # function: needs tool results from `state show --raw`
     _declare(instance, '[envelopes.open]\ndefault_action = "allow"\n')
@@ -159,6 +171,10 @@ def test_a_call_no_rule_names_runs_when_default_action_is_allow(instance: Instan
     assert results[0] == ECHOED, results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_axis_left_unset_falls_through_to_default_action_deny(instance: Instance) -> None:
     # function: needs tool results and the workspace after the run
     # files.write is unset: it emits no rule, so the write meets default_action
@@ -169,6 +185,10 @@ def test_an_axis_left_unset_falls_through_to_default_action_deny(instance: Insta
     assert _refused(results[0]), results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_envelope_without_default_action_asks_about_a_call_no_rule_names(
     instance: Instance,
 ) -> None:
@@ -183,6 +203,10 @@ def test_an_envelope_without_default_action_asks_about_a_call_no_rule_names(
     assert _refused(_tool_results(instance)[0])
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_hand_written_policy_without_default_action_asks_about_a_call_no_rule_names(
     instance: Instance,
 ) -> None:
@@ -205,6 +229,10 @@ def test_a_hand_written_policy_without_default_action_asks_about_a_call_no_rule_
     [("deny", "allow", False), ("allow", "deny", True)],
     ids=["deny-first", "allow-first"],
 )
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_rules_are_evaluated_top_to_bottom_and_the_first_match_wins(
     instance: Instance, first: str, second: str, runs: bool
 ) -> None:
@@ -216,6 +244,10 @@ def test_rules_are_evaluated_top_to_bottom_and_the_first_match_wins(
     assert (results[0] == ECHOED) is runs and _refused(results[0]) is not runs, results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_deny_path_carves_a_refusal_out_of_an_allow_grant(instance: Instance) -> None:
     # function: needs the workspace after the run
     _declare(
@@ -233,6 +265,10 @@ def test_a_deny_path_carves_a_refusal_out_of_an_allow_grant(instance: Instance) 
     assert _refused(results[1]) and not _refused(results[0]), results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_approve_path_carves_an_ask_out_of_an_allow_grant(instance: Instance) -> None:
     # function: needs background — the carved-out read waits on an ask
     _declare(
@@ -256,6 +292,10 @@ def test_an_approve_path_carves_an_ask_out_of_an_allow_grant(instance: Instance)
     assert "plain text" in results[0] and _refused(results[1]), results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_tools_pattern_is_matched_most_specific_first_not_in_file_order(
     instance: Instance,
 ) -> None:
@@ -272,6 +312,10 @@ def test_a_tools_pattern_is_matched_most_specific_first_not_in_file_order(
     assert results[0] == ECHOED, results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_child_envelope_keeps_the_parent_axes_it_does_not_set(instance: Instance) -> None:
     # function: needs tool results and the workspace after the run
     _declare(
@@ -313,6 +357,10 @@ def test_a_workspace_policy_file_wins_over_the_global_copy(instance: Instance) -
     assert _refused(results[0]), results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_global_policy_file_wins_over_the_rendered_envelope_and_is_never_rewritten(
     instance: Instance,
 ) -> None:
@@ -350,6 +398,10 @@ def test_the_workspace_render_directory_is_searched_before_the_global_one(
 
 
 @pytest.mark.parametrize("spelling", ["rendered", "hitl-policy-rendered.json"])
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_envelope_name_and_its_file_name_resolve_to_the_same_rendered_policy(
     instance: Instance, spelling: str
 ) -> None:
@@ -940,6 +992,10 @@ def test_a_card_nobody_answers_is_not_a_denial_and_a_terminal_can_answer_it(
 # ----------------------------------------------------------------- more of what a run sees
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_eq_condition_gates_only_the_call_whose_argument_equals_the_value(
     instance: Instance,
 ) -> None:
@@ -998,6 +1054,10 @@ def test_a_render_that_fails_is_reported_and_the_stale_render_still_gates(
     assert 'unknown key "bogus"' in second.stderr, second.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_the_credential_quarantine_denies_a_key_store_read_under_the_most_permissive_posture(
     instance: Instance,
 ) -> None:

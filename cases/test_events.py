@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness import Case, Instance, Result, Script, Turn, mission_finish, mission_report, step
 from harness.process import start_contenox
 
@@ -163,6 +165,10 @@ def test_dispatch_prints_its_triggers_and_one_line_per_firing(instance: Instance
         assert part in fired[0], out
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_firing_is_recorded_and_its_run_is_an_ordinary_captured_run(instance: Instance) -> None:
     # function: needs background (dispatch runs until Ctrl-C)
     _setup(instance)

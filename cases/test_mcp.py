@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, step
 from harness.servers import McpCall, read_mcp_records, serve_mcp, stdio_command
 from harness.servers.mcp_server import TOOLS
@@ -274,6 +276,10 @@ def _prepared(instance: Instance) -> None:
     open_envelope(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_stdio_server_contenox_spawns_receives_the_models_call(instance: Instance) -> None:
     # function: needs a server record read after the run
     _prepared(instance)
@@ -290,6 +296,10 @@ def test_a_stdio_server_contenox_spawns_receives_the_models_call(instance: Insta
     assert '{"result":"noted: hello"}' in model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
     instance: Instance,
 ) -> None:
@@ -302,6 +312,10 @@ def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
     assert sorted(offered_roster(instance)["rec"]) == sorted(TOOLS)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_streamable_http_server_receives_the_models_call(instance: Instance) -> None:
     # function: needs a server the harness starts
     _prepared(instance)
@@ -334,6 +348,10 @@ def test_an_sse_server_receives_the_models_call(instance: Instance) -> None:
     assert [c.arguments for c in server.calls("add")] == [{"a": 2, "b": 40}], server.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_injected_values_reach_the_server_override_the_model_and_are_never_shown_to_it(
     instance: Instance,
 ) -> None:
@@ -366,6 +384,10 @@ def test_injected_values_reach_the_server_override_the_model_and_are_never_shown
     assert "inj-tenant-4471" not in seen and "inj-env-9902" not in seen
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_injected_values_reach_a_stdio_server_too(instance: Instance) -> None:
     # function: needs a server record read after the run
     _prepared(instance)
@@ -474,6 +496,10 @@ def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     assert auths == {"Bearer tok-bearer-5150"}, server.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None:
     # function: needs a server record read after the run
     _prepared(instance)
@@ -498,6 +524,10 @@ def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None
     assert "count=1 " in seen and "count=2 " in seen
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     instance: Instance,
 ) -> None:

@@ -7,6 +7,8 @@ network or an Ollama server; their ledger rows say so. Everything from
 
 from __future__ import annotations
 
+import pytest
+
 from harness import (
     Case,
     Instance,
@@ -133,6 +135,10 @@ A_DECLARED_AGENT_IS_PICKED_UP_WITH_NO_BUILD_STEP = Case(
 )
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_the_agent_files_body_becomes_its_system_prompt(instance: Instance) -> None:
     instance.init()
     instance.write(".contenox/agents/reviewer.md", REVIEWER_MD)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, step
 from harness.servers import HttpService, serve_http
 from harness.servers.http_service import LOGIN_COOKIE, LOGIN_TOKEN, OPENAPI
@@ -259,6 +261,10 @@ def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
 # ---------------------------------------------------------------- what reaches the service
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_model(
     instance: Instance,
 ) -> None:
@@ -280,6 +286,10 @@ def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_mod
     assert "hdr-remote-8812" not in model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_the_model_calls_a_remote_operation_by_its_tool_name_with_its_arguments(
     instance: Instance,
 ) -> None:
@@ -344,6 +354,10 @@ def test_an_injected_argument_wins_over_the_models_value(instance: Instance) -> 
     assert note.json()["tenant_id"] == "inj-remote-5502", service.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> None:
     # function: needs a server the harness starts
     _prepared(instance)
@@ -356,6 +370,10 @@ def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> No
     assert "inj-remote-5503" not in model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     instance: Instance,
 ) -> None:
@@ -401,6 +419,10 @@ def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     assert f"sid={LOGIN_COOKIE}" in later[0].headers.get("cookie", "")
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header(
     instance: Instance,
 ) -> None:

@@ -6,6 +6,8 @@ The worked run itself (report on stdout, announcement on stderr, exit 0) is
 
 from __future__ import annotations
 
+import pytest
+
 from harness import (
     Case,
     Instance,
@@ -334,6 +336,10 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
 # --- what a run can reach -------------------------------------------------------------------
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_run_serves_read_file_itself_rooted_where_it_started(instance: Instance) -> None:
     # function: needs the tool results read back from `state show --raw`
     instance.init()
@@ -355,6 +361,10 @@ def test_run_serves_read_file_itself_rooted_where_it_started(instance: Instance)
     assert "the retry budget is three\n" in results, results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_run_serves_local_shell_itself_once_the_envelope_lets_it_through(
     instance: Instance,
 ) -> None:
@@ -385,6 +395,10 @@ def test_run_serves_local_shell_itself_once_the_envelope_lets_it_through(
     assert any("shell says hi" in r for r in _tool_results(instance)), _tool_results(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_run_local_shell_runs_under_the_sandbox_env_scrub(instance: Instance) -> None:
     # function: needs background (the gated local_shell is approved from another process)
     instance.init()
@@ -417,6 +431,10 @@ def test_run_local_shell_runs_under_the_sandbox_env_scrub(instance: Instance) ->
     assert "sk-never-show-this" not in env_dump, env_dump
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_run_reaches_the_in_process_toolsets(instance: Instance) -> None:
     # function: needs the tool results read back from `state show --raw`
     instance.init()
@@ -439,6 +457,10 @@ def test_run_reaches_the_in_process_toolsets(instance: Instance) -> None:
     assert not any("not found" in r for r in results), results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_call_the_envelope_denies_does_not_run(instance: Instance) -> None:
     # function: needs the workspace and the tool results after the run
     instance.init()

@@ -289,6 +289,10 @@ def _file_run(instance: Instance, *calls: ToolCall) -> str:
     return model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_read_file_inside_the_workspace_returns_its_content(instance: Instance) -> None:
     # function: needs the workspace prepared before the run
     instance.write("inside.txt", "inside-content-2291\n")
@@ -301,6 +305,10 @@ def test_read_file_inside_the_workspace_returns_its_content(instance: Instance) 
 @pytest.mark.parametrize(
     "path", ["../outside.txt", "{root}/outside.txt"], ids=["dotdot", "absolute"]
 )
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path: str) -> None:
     # function: needs the workspace prepared before the run
     seen = _file_run(instance, ToolCall("read_file", {"path": path.format(root=instance.root)}))
@@ -308,6 +316,10 @@ def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path
     assert SECRET not in seen
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
     instance: Instance,
 ) -> None:
@@ -319,6 +331,10 @@ def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
     assert SECRET not in seen
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_write_file_refuses_a_path_outside_the_workspace(instance: Instance) -> None:
     # function: needs the workspace prepared before the run
     _file_run(instance, ToolCall("write_file", {"path": "../escaped.txt", "content": "escaped"}))
@@ -326,6 +342,10 @@ def test_write_file_refuses_a_path_outside_the_workspace(instance: Instance) -> 
     assert not (instance.root / "escaped.txt").exists()
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_write_file_refuses_to_write_through_a_link_that_points_outside(
     instance: Instance,
 ) -> None:
@@ -337,6 +357,10 @@ def test_write_file_refuses_to_write_through_a_link_that_points_outside(
     assert not (instance.root / "escaped.txt").exists()
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_read_file_refuses_a_denied_path_substring(instance: Instance) -> None:
     # function: needs the workspace prepared before the run
     instance.write("node_modules/pkg/index.js", "denied-content-8813\n")
@@ -346,6 +370,10 @@ def test_read_file_refuses_a_denied_path_substring(instance: Instance) -> None:
     assert "denied-content-8813" not in seen
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_write_file_over_an_unread_existing_file_is_refused_until_it_is_read(
     instance: Instance,
 ) -> None:
@@ -389,6 +417,10 @@ def _finish(*calls: ToolCall) -> Script:
     )
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_local_fs_task_offers_exactly_its_five_tools(instance: Instance) -> None:
     # function: needs the roster read after the run
     _file_run(instance)
@@ -398,6 +430,10 @@ def test_a_local_fs_task_offers_exactly_its_five_tools(instance: Instance) -> No
     )
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_local_shell_refuses_a_command_outside_the_allowed_commands(instance: Instance) -> None:
     # function: needs the workspace prepared before the run
     seen = _file_run(instance, ToolCall("local_shell", {"command": "id"}))
@@ -457,6 +493,10 @@ def test_edit_file_with_replace_all_replaces_every_occurrence(instance: Instance
     assert target.read_text(encoding="utf-8") == "omega\nbeta\nomega\n"
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_files_read_deny_in_the_envelope_refuses_read_file(instance: Instance) -> None:
     # function: needs the workspace prepared before the run
     instance.write("inside.txt", "inside-content-5530\n")

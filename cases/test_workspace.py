@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, mission_report
 from harness.probes import captured_requests, captured_units
 from harness.process import start_contenox
@@ -36,6 +38,10 @@ def _tool_results(instance: Instance) -> list[str]:
     return seen
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_run_works_in_the_directory_it_was_started_in(instance: Instance) -> None:
     # function: needs a cwd other than the workspace root and the tool results afterwards
     instance.init()
@@ -50,6 +56,10 @@ def test_a_run_works_in_the_directory_it_was_started_in(instance: Instance) -> N
     assert "the root copy\n" not in results, results
 
 
+@pytest.mark.no_transcript(
+    reason="it records the captured state or session of a run whose closing turn after "
+    "mission_finish is served only sometimes, so that state differs from run to run"
+)
 def test_a_run_cannot_reach_above_the_directory_it_was_started_in(instance: Instance) -> None:
     # function: needs a cwd other than the workspace root and the tool results afterwards
     instance.init()
