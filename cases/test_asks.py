@@ -402,6 +402,10 @@ def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
     assert probes.approvals(instance) == []
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_new_ask(
     instance: Instance,
 ) -> None:

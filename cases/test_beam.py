@@ -39,6 +39,9 @@ BEAM_PLAIN_UNDER_A_TERMINAL_SHOWS_ITS_COMPOSER = Case(
 BEAM_WELCOME_HEADER_NAMES_THE_SCRIPTED_MODEL = Case(
     name="beam welcome header names the scripted model and its backend",
     script=GREETING,
+    # The screen at the header checkpoint differed between two clean runs on
+    # 2026-11-30 (beam is still drawing when the header appears).
+    snapshot=False,
     steps=[
         # One header line names the model and the backend type.
         screen(

@@ -810,6 +810,10 @@ def _mission_from_the_editor(instance: Instance, policy: str) -> tuple[str, list
     return turn.text, [(m.agent, m.envelope, m.status) for m in missions(instance)]
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_mission_in_an_editor_fires_the_default_mission_agent_under_the_default_policy(
     instance: Instance,
 ) -> None:

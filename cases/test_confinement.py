@@ -859,6 +859,10 @@ def _authored_shell(instance: Instance, execute_config: dict[str, Any]) -> str:
 
 
 # function: needs capture
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_an_authored_task_granting_star_reaches_local_shell(instance: Instance) -> None:
     result = _authored_shell(instance, {"tools": ["*"]})
     assert str(instance.work) in result, result

@@ -402,6 +402,10 @@ def test_injected_values_reach_a_stdio_server_too(instance: Instance) -> None:
     assert "inj-stdio-6620" not in model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_mcp_update_inject_changes_what_the_server_receives(instance: Instance) -> None:
     # function: needs a server the harness starts
     _prepared(instance)
@@ -460,6 +464,10 @@ def test_a_header_given_to_mcp_add_arrives_on_every_http_request(instance: Insta
     assert "hdr-tenant-3310" not in model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     instance: Instance,
 ) -> None:
@@ -548,6 +556,10 @@ def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     assert model_view(instance).count("count=1 ") >= 2
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance) -> None:
     # function: needs a server the harness starts
     _prepared(instance)
@@ -559,6 +571,10 @@ def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance)
     assert server.process.running, server.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_bearer_token_literal_arrives_as_an_authorization_header(instance: Instance) -> None:
     # function: needs a server the harness starts
     _prepared(instance)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness import (
     Case,
     Instance,
@@ -364,6 +366,10 @@ def _pending(instance: Instance) -> list[str]:
     return [a.id for a in approvals(instance)]
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_mission_fire_timeout_tears_the_unit_down_and_exits_non_zero(instance: Instance) -> None:
     # function: needs the mission id the fire printed
     # The run ends at its ask (torn down, stopped or expired) by design, so the

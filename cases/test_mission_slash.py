@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from harness import Instance, Script, Turn, defect, mission_finish, mission_report, open_acp
 from harness.probes import missions
 
@@ -75,6 +77,10 @@ def test_bare_mission_shows_the_defaults_in_force(instance: Instance) -> None:
     assert f"Default envelope: {RUN_ENVELOPE}" in lines, turn.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_mission_intent_fires_the_default_agent_under_the_default_envelope(
     instance: Instance,
 ) -> None:
@@ -91,6 +97,10 @@ def test_mission_intent_fires_the_default_agent_under_the_default_envelope(
     assert (fired.agent, fired.envelope) == ("run", RUN_ENVELOPE)
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_mission_agent_intent_fires_the_named_agent_and_says_so(instance: Instance) -> None:
     # function: needs acp
     _setup(instance)
@@ -158,6 +168,10 @@ def test_an_unknown_envelope_is_refused_with_the_available_names_and_nothing_fir
     assert missions(instance) == []
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_double_dash_after_the_intent_starts_stays_literal_text(instance: Instance) -> None:
     # function: needs acp
     _setup(instance)
@@ -273,6 +287,10 @@ def test_naming_a_user_authored_chain_agent_needs_opt_in_beta(instance: Instance
     assert [m.agent for m in missions(instance)] != ["mine"], turn.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_naming_a_user_authored_chain_agent_fires_it_with_opt_in_beta(instance: Instance) -> None:
     # function: needs acp and a chain derived from what init rendered
     _setup(instance, opt_in_beta="true")

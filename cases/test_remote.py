@@ -51,6 +51,10 @@ def _prepared(instance: Instance) -> None:
 # ---------------------------------------------------------------- registration and inspection
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
     instance: Instance,
 ) -> None:
@@ -64,6 +68,10 @@ def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
     assert service.url in instance.must("tools", "list").stdout
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_tools(
     instance: Instance,
 ) -> None:
@@ -80,6 +88,10 @@ def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_
     assert _shown_tools(show) == DISCOVERED
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
     instance: Instance,
 ) -> None:
@@ -93,6 +105,10 @@ def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
     assert "alerts_get" in tools  # GET /alerts: <last_path_segment>_<method>
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instance) -> None:
     # function: needs a server the harness starts
     _service(instance)
@@ -109,6 +125,10 @@ def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instanc
         assert excluded not in show
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_local_spec_file_replaces_the_discovered_document_while_calls_go_to_the_url(
     instance: Instance,
 ) -> None:
@@ -243,6 +263,10 @@ TOOLS_REMOVE = Case(
 )
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
     instance: Instance,
 ) -> None:
@@ -456,6 +480,10 @@ def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header
     assert '"secret_area":"welcome"' in model_view(instance)
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_deleted(
     instance: Instance,
 ) -> None:
@@ -506,6 +534,10 @@ def test_insecure_skip_tls_verify_reaches_a_service_with_a_self_signed_certifica
     assert _shown_tools(instance.must("tools", "show", "intranet").stdout) == DISCOVERED
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_without_insecure_skip_tls_verify_a_self_signed_service_is_refused(
     instance: Instance,
 ) -> None:

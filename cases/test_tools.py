@@ -115,6 +115,10 @@ def _called(server: McpServer | Path) -> list[str]:
 
 
 @pytest.mark.parametrize("tools", [ABSENT, None, []], ids=["absent", "null", "empty"])
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_task_without_an_allowlist_or_with_an_empty_one_offers_no_tools(
     instance: Instance, tools: Any
 ) -> None:
@@ -126,6 +130,10 @@ def test_a_task_without_an_allowlist_or_with_an_empty_one_offers_no_tools(
     assert _called(record) == []
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_named_allowlist_offers_only_the_named_toolsets(instance: Instance) -> None:
     # function: needs a server record read after the run
     record = _fire_chain(
@@ -159,6 +167,10 @@ def test_a_star_allowlist_offers_every_connected_toolset_namespaced_ones_include
 
 @pytest.mark.parametrize(
     "tools", [["*", "!rec"], ["!rec", "*"]], ids=["exclusion-after", "exclusion-before"]
+)
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
 )
 def test_an_exclusion_wins_over_star_wherever_it_stands(
     instance: Instance, tools: list[str]
@@ -557,6 +569,10 @@ def test_an_agent_declaration_without_a_tools_line_inherits_every_tool(instance:
     assert _called(record) == ["note"]
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_tools_task_calls_one_remote_operation_with_no_model_and_routes_on_its_output_template(
     instance: Instance,
 ) -> None:

@@ -526,6 +526,10 @@ def _openai_backend(instance: Instance, url: str, key: str) -> None:
     )
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_doctor_says_a_provider_rejected_the_stored_credentials(
     instance: Instance, provider_stand_in: str
 ) -> None:
@@ -539,6 +543,10 @@ def test_doctor_says_a_provider_rejected_the_stored_credentials(
     assert 'Default provider "openai" rejected the stored credentials.' in report, report
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
     instance: Instance, provider_stand_in: str
 ) -> None:
@@ -556,6 +564,10 @@ def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
     assert "Status: reachable" in report, report
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_doctor_probes_ollama_host_and_prints_the_pull_and_register_commands(
     instance: Instance, provider_stand_in: str
 ) -> None:
