@@ -600,6 +600,10 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
     assert still_pending == [second.id], refused.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     instance: Instance,
 ) -> None:

@@ -117,6 +117,10 @@ def test_mission_agent_intent_fires_the_named_agent_and_says_so(instance: Instan
     assert (fired.agent, fired.envelope) == ("run", RUN_ENVELOPE)
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
+    "a racy captured state): redact what is volatile, then drop this mark"
+)
 def test_the_fired_units_reports_stream_back_into_the_session(instance: Instance) -> None:
     # function: needs acp
     _setup(instance)
