@@ -16,6 +16,7 @@ Schema shipped beside this module.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -446,6 +447,27 @@ class Script:
             capabilities=Capabilities.from_mapping(caps) if caps is not None else None,
             runs_past_end=runs_past_end,
         )
+
+    def optional_from(self, index: int) -> Script:
+        """This dialog with every turn from ``index`` on marked optional.
+
+        For a run that ends at an ask on purpose (torn down by ``--timeout``,
+        ``mission stop``, an expiry): the turns after the ask are never asked
+        for, and the model demand still checks every turn before it.
+
+        >>> Script(turns=["a", "b", "c"]).optional_from(1).optional_turns
+        2
+        """
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 < index < len(self.turns):
+            raise DialogError(
+                f"optional_from({index!r}): index must be an int from 1 to {len(self.turns) - 1} "
+                f"(this dialog has {len(self.turns)} turns); turn 0 is always asked for"
+            )
+        turns = [
+            dataclasses.replace(t, optional=True) if i >= index and isinstance(t, Turn) else t
+            for i, t in enumerate(self.turns)
+        ]
+        return dataclasses.replace(self, turns=turns)
 
     @property
     def optional_turns(self) -> int:

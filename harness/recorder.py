@@ -69,8 +69,18 @@ def plain(value: object) -> object:
     """Dataclasses, mappings and sequences as plain YAML-able values.
 
     A dataclass field hidden from its repr (a probe's ``raw`` JSON) stays out;
-    a ``duration`` number (nanoseconds a step took) reads ``[DURATION]``.
+    a ``duration`` number (nanoseconds a step took) reads ``[DURATION]``. A type
+    may say how it reads: ``__transcript__(value)`` for one value,
+    ``__transcript_many__(values)`` for a list of them (captured units read as
+    the messages each adds, not the whole history again).
     """
+    own = getattr(type(value), "__transcript__", None)
+    if own is not None:
+        return plain(own(value))
+    if isinstance(value, (list, tuple)) and value:
+        many = getattr(type(value[0]), "__transcript_many__", None)
+        if many is not None and all(type(v) is type(value[0]) for v in value):
+            return plain(many(value))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _timed(f.name, plain(getattr(value, f.name)))

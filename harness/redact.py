@@ -1,7 +1,7 @@
 """Redactions that make a transcript stable across runs, machines and workers.
 
 Paths become ``[ROOT]``, ``[HOME]``, ``[WORK]``, ``[TMP]``, ``[BIN]``;
-timestamps ``[TIME]``; durations ``[DURATION]``; versions that vary
+timestamps ``[TIME]``; durations ``[DURATION]``; loopback ports ``[PORT1]``; versions that vary
 ``[VERSION]``; generated ids are numbered by first appearance, so the same
 id is the same placeholder everywhere in one transcript::
 
@@ -30,6 +30,9 @@ _IDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("CALL", re.compile(r"\bscripted-test-\d+-\d+-[0-9a-f]{4}\b")),
     ("CALL", re.compile(r"\bcall-scripted-\d+-[0-9a-f]{4}\b")),
     ("OP", re.compile(r"\bop-\d{8}-\d{6}\.\d{3}-[0-9a-z]+\b")),
+    # A loopback port the OS handed a server this case started (MCP, OpenAPI,
+    # relay, serve): numbered, so two servers stay two placeholders.
+    ("PORT", re.compile(r"(?:(?<=127\.0\.0\.1:)|(?<=localhost:)|(?<=\[::1\]:))\d{2,5}\b")),
     # Short hex ids (session ids, hashes): a mix of digits and letters, 8+ long.
     ("HEX", re.compile(rf"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}{{8,64}}\b")),
 )
@@ -54,6 +57,8 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
         "[DURATION]",
     ),
     (re.compile(r"\b(?:\d+ (?:seconds?|minutes?|hours?|days?) ago)\b"), "[AGE]"),
+    # A tool result's timing, in its JSON (local_shell: "duration_seconds":0.0086).
+    (re.compile(r'(?<=duration_seconds)(\\?":\s*)\d+(?:\.\d+)?(?:e-?\d+)?'), r"\1[DURATION]"),
     (re.compile(r"\bgo1\.\d+(?:\.\d+)?\b"), "[GOVERSION]"),
     (re.compile(r"(?<=version )v?\d+\.\d+\.\d+(?:-[\w.]+)?(?:\+[\w.]+)?"), "[VERSION]"),
     (re.compile(r"\bpid[ =:]+\d+\b"), "pid [PID]"),

@@ -225,3 +225,17 @@ def test_an_optional_turn_is_the_harness_s_word_not_a_dialog_field() -> None:
     assert script.optional_turns == 1
     with pytest.raises(DialogError, match="optional but not all at the end"):
         Script(turns=[Turn(text="maybe", optional=True), "asked"])
+
+
+def test_optional_from_marks_every_turn_after_an_ask_optional() -> None:
+    script = Script(turns=["asking", "after the verdict", "done"])
+    later = script.optional_from(1)
+    assert later.optional_turns == 2
+    assert later.to_json() == script.to_json(), "optional is never written into the dialog"
+    assert script.optional_turns == 0, "the original is left as it was"
+
+
+@pytest.mark.parametrize("index", [0, 3, -1, "1", True])
+def test_optional_from_refuses_an_index_outside_the_dialog(index: object) -> None:
+    with pytest.raises(DialogError, match=r"optional_from\(.*\): index must be an int from 1 to 2"):
+        Script(turns=["a", "b", "c"]).optional_from(index)  # type: ignore[arg-type]

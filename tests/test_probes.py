@@ -6,8 +6,10 @@ shape each command's output had, so a new version's diff is read here first.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -310,3 +312,98 @@ def test_model_list_reads_the_default_marker_and_capability_marks() -> None:
     assert scripted.chat and scripted.vision and scripted.think
     assert (embedder.name, embedder.default, embedder.context) == ("tiny-embedder", False, 4096)
     assert not embedder.chat and embedder.embed and not embedder.think and not embedder.vision
+
+
+def _unit(handler: str, inputs: list[tuple[str, str]], outputs: list[tuple[str, str]]) -> Any:
+    from harness.probes import CapturedUnit, SessionMessage
+
+    def messages(pairs: list[tuple[str, str]]) -> tuple[SessionMessage, ...]:
+        return tuple(SessionMessage("2026-11-30T00:00:00Z", r, c) for r, c in pairs)
+
+    served = handler == "chat_completion"
+    return CapturedUnit(
+        task="run-agent" if served else "run-tools",
+        handler=handler,
+        transition="tool_call" if served else "tools_executed",
+        provider_type="scripted-test" if served else "",
+        model_name="scripted-test" if served else "",
+        finish_reason="tool_calls",
+        error="",
+        input_messages=messages(inputs),
+        output_messages=messages(outputs),
+        raw={},
+    )
+
+
+def test_captured_units_read_in_a_transcript_as_what_each_adds() -> None:
+    from harness.recorder import plain
+
+    system = ("system", "You are a task engine.\nline two\nline three")
+    user = ("user", "do the task")
+    said = ("assistant", "Working.")
+    echoed = ("tool", "echoed")
+    units = [
+        _unit("chat_completion", [user], [system, user, said]),
+        _unit("execute_tool_calls", [system, user, said], [system, user, said, echoed]),
+    ]
+    assert plain(units) == [
+        {
+            "unit": "run-agent chat_completion -> tool_call",
+            "served_by": "scripted-test/scripted-test (tool_calls)",
+            "adds": [
+                {"system": "You are a task engine. … (3 lines)"},
+                {"user": "do the task"},
+                {"assistant": "Working."},
+            ],
+        },
+        {"unit": "run-tools execute_tool_calls -> tools_executed", "adds": [{"tool": "echoed"}]},
+    ]
+
+
+def test_the_call_after_mission_finish_is_named_not_recorded_in_a_transcript() -> None:
+    # v1.0.0 serves it or cancels it as the unit is torn down: its outcome
+    # differs from run to run, so a snapshot holding it could never be stable.
+    from harness.probes.state import CLOSING_CALL, units_for_transcript
+
+    finished = [("user", "go"), ("tool", "mission finished as landed")]
+    served = _unit("chat_completion", finished, [*finished, ("assistant", "Done.")])
+    cancelled = dataclasses.replace(served, transition="request was canceled", output_messages=())
+    for unit in (served, cancelled):
+        assert units_for_transcript([unit]) == [
+            {"unit": "run-agent chat_completion", "closing": CLOSING_CALL}
+        ]
+
+
+def test_a_unit_sessions_closing_turn_and_count_are_named_not_recorded() -> None:
+    # The closing turn after mission_finish is served only sometimes, so the
+    # session holds it or not: a transcript must read the same either way.
+    from harness.probes import SessionMessage, SessionRecord, SessionTranscript
+    from harness.probes.sessions import CLOSING_CALL, UNIT_COUNT
+    from harness.recorder import plain
+
+    def said(role: str, content: str) -> SessionMessage:
+        return SessionMessage("[TIME]", role, content)
+
+    finished = (said("user", "go"), said("tool", "mission finished as landed"))
+    served = SessionTranscript("contenoxruntime-x", 3, 3, (*finished, said("assistant", "Done.")))
+    cancelled = SessionTranscript("contenoxruntime-x", 2, 2, finished)
+    assert plain(served) == plain(cancelled)
+    assert plain(served) == {
+        "name": "contenoxruntime-x",
+        "shown": 2,
+        "total": 2,
+        "messages": [
+            {"at": "[TIME]", "role": "user", "content": "go"},
+            {"at": "[TIME]", "role": "tool", "content": "mission finished as landed"},
+            {"closing": CLOSING_CALL},
+        ],
+    }
+    unit = SessionRecord("[WORK]", "contenoxruntime-x", "acp-client", 3, "id")
+    chat = SessionRecord("[WORK]", "default", "chat", 3, "id2")
+    assert plain(unit)["messages"] == UNIT_COUNT  # type: ignore[index]
+    assert plain(chat)["messages"] == 3  # type: ignore[index]
+    assert plain(Session("contenoxruntime-x", 4, False)) == {
+        "name": "contenoxruntime-x",
+        "messages": UNIT_COUNT,
+        "active": False,
+    }

@@ -56,3 +56,21 @@ def test_timestamps_durations_and_versions() -> None:
 def test_a_case_can_add_its_own_redactions() -> None:
     r = Redactor(extra={r"token-\d+": "[TOKEN]"})
     assert r("got token-42") == "got [TOKEN]"
+
+
+def test_a_loopback_port_is_numbered_like_an_id() -> None:
+    r = Redactor()
+    text = "mcp at http://127.0.0.1:41235/mcp, api at localhost:5123, again 127.0.0.1:41235"
+    assert (
+        r(text)
+        == "mcp at http://127.0.0.1:[PORT1]/mcp, api at localhost:[PORT2], again 127.0.0.1:[PORT1]"
+    )
+    assert r("[::1]:8080 and 10.0.0.1:8080") == "[::1]:[PORT3] and 10.0.0.1:8080"
+
+
+def test_a_tool_results_duration_in_json_is_redacted() -> None:
+    r = Redactor()
+    assert r('{"success":true,"duration_seconds":0.008617097,"command":"ls"}') == (
+        '{"success":true,"duration_seconds":[DURATION],"command":"ls"}'
+    )
+    assert r('{\\"duration_seconds\\": 1e-05}') == '{\\"duration_seconds\\": [DURATION]}'

@@ -24,6 +24,23 @@ __all__ = [
 ]
 
 
+#: The tool result ``mission_finish`` files; the model call after it is the
+#: closing turn v1.0.0 serves only sometimes (the unit is torn down first).
+MISSION_FINISHED = "mission finished as "
+
+#: What a transcript says instead of a closing call that races the teardown.
+CLOSING_CALL = (
+    "the closing call after mission_finish: served or cancelled by the teardown, "
+    "run to run (not recorded)"
+)
+
+#: A mission unit's session is named for its instance (``contenoxruntime-<uuid>``).
+UNIT_SESSION = "contenoxruntime-"
+
+#: What a transcript says instead of a unit session's message count.
+UNIT_COUNT = "a mission unit's: counts the closing turn only when it was served"
+
+
 @dataclass(frozen=True)
 class Session:
     """One line of ``contenox session list`` (this workspace; ``*`` marks the active one)."""
@@ -31,6 +48,12 @@ class Session:
     name: str
     messages: int
     active: bool
+
+    @staticmethod
+    def __transcript__(session: Session) -> dict[str, object]:
+        """As a transcript reads it: a unit session's racy count is named, not recorded."""
+        count: object = UNIT_COUNT if session.name.startswith(UNIT_SESSION) else session.messages
+        return {"name": session.name, "messages": count, "active": session.active}
 
 
 @dataclass(frozen=True)
@@ -42,6 +65,18 @@ class SessionRecord:
     identity: str
     messages: int
     id: str
+
+    @staticmethod
+    def __transcript__(record: SessionRecord) -> dict[str, object]:
+        """As a transcript reads it: a unit session's racy count is named, not recorded."""
+        count: object = UNIT_COUNT if record.name.startswith(UNIT_SESSION) else record.messages
+        return {
+            "workspace": record.workspace,
+            "name": record.name,
+            "identity": record.identity,
+            "messages": count,
+            "id": record.id,
+        }
 
 
 @dataclass(frozen=True)
@@ -61,6 +96,33 @@ class SessionTranscript:
     shown: int
     total: int
     messages: tuple[SessionMessage, ...]
+
+    @staticmethod
+    def __transcript__(session: SessionTranscript) -> dict[str, object]:
+        """As a transcript reads it, the same from run to run.
+
+        What follows the ``mission_finish`` result (the closing turn, served
+        only sometimes) is named, not recorded, and left out of the counts.
+        """
+        messages: list[object] = list(session.messages)
+        cut = next(
+            (
+                i + 1
+                for i, m in enumerate(session.messages)
+                if m.role == "tool" and m.content.startswith(MISSION_FINISHED)
+            ),
+            None,
+        )
+        dropped = 0
+        if cut is not None:
+            dropped = len(messages) - cut
+            messages = [*messages[:cut], {"closing": CLOSING_CALL}]
+        return {
+            "name": session.name,
+            "shown": session.shown - dropped,
+            "total": session.total - dropped,
+            "messages": messages,
+        }
 
 
 _NO_SESSIONS = ("No sessions yet.",)

@@ -10,7 +10,7 @@ from typing import Any
 from ..instance import Instance
 from ..table import TableError, read_table
 from ._common import ProbeError, _int, _json, _probe, _source, record_probes
-from .sessions import SessionMessage
+from .sessions import CLOSING_CALL, MISSION_FINISHED, SessionMessage
 
 __all__ = [
     "CapturedUnit",
@@ -24,6 +24,7 @@ __all__ = [
     "system_prompts",
     "system_prompts_of",
     "the_captured_run",
+    "units_for_transcript",
 ]
 
 
@@ -59,6 +60,11 @@ class CapturedUnit:
     output_messages: tuple[SessionMessage, ...]
     raw: Mapping[str, Any] = field(compare=False, repr=False)
 
+    @staticmethod
+    def __transcript_many__(units: Sequence[CapturedUnit]) -> list[dict[str, object]]:
+        """How a list of units reads in a transcript (see ``units_for_transcript``)."""
+        return units_for_transcript(units)
+
     @property
     def sent(self) -> tuple[SessionMessage, ...]:
         out = self.output_messages
@@ -68,6 +74,59 @@ class CapturedUnit:
 
 
 _NO_STATE = ("(no captured state",)
+
+
+def _shown(message: SessionMessage) -> dict[str, str]:
+    """One message for a reader: a system prompt by its first line and length."""
+    content = message.content
+    if message.role == "system":
+        lines = content.splitlines()
+        first = lines[0] if lines else ""
+        content = f"{first} … ({len(lines)} lines)" if len(lines) > 1 else first
+    return {message.role: content}
+
+
+def units_for_transcript(units: Sequence[CapturedUnit]) -> list[dict[str, object]]:
+    """Captured units as a reviewer reads them, the same from run to run.
+
+    Each unit is one line (task, handler, transition, who served it) plus the
+    messages it added to the history; every unit repeats the whole history
+    (system prompt included), so the raw form is a thousand lines of echoes.
+    A chat call whose history ends on the ``mission_finish`` result is the
+    closing turn that races the unit's teardown: it is named, not recorded.
+    """
+    out: list[dict[str, object]] = []
+    seen: tuple[SessionMessage, ...] = ()
+    for unit in units:
+        head = f"{unit.task} {unit.handler} -> {unit.transition or '(none)'}"
+        entry: dict[str, object] = {"unit": head}
+        last_in = unit.input_messages[-1] if unit.input_messages else None
+        if (
+            unit.handler == "chat_completion"
+            and last_in is not None
+            and last_in.role == "tool"
+            and last_in.content.startswith(MISSION_FINISHED)
+        ):
+            out.append({"unit": f"{unit.task} {unit.handler}", "closing": CLOSING_CALL})
+            continue
+        if unit.provider_type or unit.model_name:
+            served = f"{unit.provider_type}/{unit.model_name}"
+            entry["served_by"] = served + (f" ({unit.finish_reason})" if unit.finish_reason else "")
+        if unit.error:
+            entry["error"] = unit.error
+        messages = unit.output_messages
+        keys = [(m.role, m.content) for m in messages]
+        known = [(m.role, m.content) for m in seen]
+        if keys[: len(known)] == known:
+            new = messages[len(known) :]
+        else:
+            new = tuple(m for m in messages if (m.role, m.content) not in known)
+        if new:
+            entry["adds"] = [_shown(m) for m in new]
+        if messages:
+            seen = messages
+        out.append(entry)
+    return out
 
 
 def parse_captured_requests(text: str, source: str = "contenox state list") -> list[str]:
