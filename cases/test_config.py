@@ -869,7 +869,7 @@ MISSION_IN_AN_EDITOR_ACCEPTS_THE_ENVELOPE_NAME = Case(
     defect=(
         "with `config set default-mission-policy run` (the value `contenox mission fire` and "
         "`contenox run` accept as the `run` envelope), `/mission report what you know` over "
-        "ACP fires nothing and replies '⚠️  unknown mission envelope \"run\" "
+        'ACP fires nothing and replies \'⚠️  unknown mission envelope "run" '
         "(default-mission-policy): no such policy file on the search path. Available: …, "
         "hitl-policy-run.json, …'; only the file name `hitl-policy-run.json` works there. "
         "Contradicts contenox-cli.md, `contenox config`: '`default-mission-policy` | Envelope "

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from pathlib import Path
-
 from collections.abc import Callable
+from pathlib import Path
 
 from dialogs import workspace_file
 from harness import Case, Instance, Probe, Script, probe, prompt, route, step, write
@@ -194,9 +193,7 @@ INIT_FORCE_OVERWRITES_AN_EDITED_FILE = Case(
         _holds(
             f"~/.contenox/{EDITED_FIM_CHAIN} is a chain with tasks again",
             lambda i: bool(
-                json.loads((_global(i) / EDITED_FIM_CHAIN).read_text(encoding="utf-8")).get(
-                    "tasks"
-                )
+                json.loads((_global(i) / EDITED_FIM_CHAIN).read_text(encoding="utf-8")).get("tasks")
             ),
         )
     ],
@@ -237,8 +234,10 @@ INIT_UPDATE_RENAMES_LEGACY_CHAINS = Case(
     probes=[
         _holds(
             "the old names are gone",
-            lambda i: not (_global(i) / "chain-compact.json").exists()
-            and not (i.work / ".contenox" / "default-acp-chain.json").exists(),
+            lambda i: (
+                not (_global(i) / "chain-compact.json").exists()
+                and not (i.work / ".contenox" / "default-acp-chain.json").exists()
+            ),
         ),
         _home_text("chain-compact-default.json", expect='{"id":"old-compact","tasks":[]}\n'),
         workspace_file(".contenox/chain-agent-acp.json", expect="ws\n"),
@@ -252,9 +251,11 @@ INIT_LOCAL_SEEDS_THE_WORKSPACE = Case(
     probes=[
         _holds(
             "agents.toml, agents/ and the oracle chain in the workspace's .contenox",
-            lambda i: (i.work / ".contenox" / "agents.toml").is_file()
-            and (i.work / ".contenox" / "agents").is_dir()
-            and (i.work / ".contenox" / "chain-oracle-default.json").is_file(),
+            lambda i: (
+                (i.work / ".contenox" / "agents.toml").is_file()
+                and (i.work / ".contenox" / "agents").is_dir()
+                and (i.work / ".contenox" / "chain-oracle-default.json").is_file()
+            ),
         ),
         probe(
             "agents.toml and chains under ~/.contenox",
@@ -344,8 +345,10 @@ INIT_REFRESH_POLICIES_REWRITES_ONLY_COPIES = Case(
     probes=[
         _holds(
             "the top-level copy is refreshed: not ours any more, and has rules",
-            lambda i: (text := (_global(i) / "hitl-policy-default.json").read_text()) != STALE_POLICY
-            and bool(json.loads(text)["rules"]),
+            lambda i: (
+                (text := (_global(i) / "hitl-policy-default.json").read_text()) != STALE_POLICY
+                and bool(json.loads(text)["rules"])
+            ),
         ),
         probe(
             "hitl-policy-*.json at the top of ~/.contenox",

@@ -17,7 +17,8 @@ instance and each writes what it did to ``instance.recorder``:
   optional typed expectation.
 
 Defined from the start: ``{work}``, ``{home}`` and ``{tmp}`` (the scratch
-workspace, HOME and TMPDIR), ``{dialog}`` (the default backend's dialog file) and ``{dialog_<backend>}``.
+workspace, HOME and TMPDIR), ``{dialog}`` (the default backend's dialog file)
+and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
 runner (``harness.case.runner``) only executes.
@@ -515,7 +516,9 @@ class Background(Action):
         if self.ready is not None and not isinstance(self.ready, (str, re.Pattern)):
             raise problem("ready", f"must be a string or a regex, got {self.ready!r}")
         if self.ready_stream not in ("stdout", "stderr"):
-            raise problem("ready_stream", f'must be "stdout" or "stderr", got {self.ready_stream!r}')
+            raise problem(
+                "ready_stream", f'must be "stdout" or "stderr", got {self.ready_stream!r}'
+            )
         _timeout(self.timeout, "timeout", problem)
 
     def texts(self) -> Iterator[tuple[str, object]]:
