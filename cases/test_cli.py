@@ -81,8 +81,8 @@ DB_FLAG = Case(
 )
 
 
+# function: needs commands run from two project directories
 def test_every_workspace_shares_the_one_global_database(instance: Instance) -> None:
-    # function: needs commands run from two project directories
     a, b = instance.work / "a", instance.work / "b"
     for project in (a, b):
         project.mkdir()
@@ -93,10 +93,10 @@ def test_every_workspace_shares_the_one_global_database(instance: Instance) -> N
     assert "made-in-a" in instance.must("session", "list", "--all", cwd=b).stdout
 
 
+# function: needs markers read and commands run from a nested directory
 def test_data_dir_picks_the_workspace_marker_without_moving_the_database(
     instance: Instance,
 ) -> None:
-    # function: needs markers read and commands run from a nested directory
     instance.must("init")
     other = instance.tmp / "other" / ".contenox"
     instance.must("--data-dir", str(other), "init")
@@ -272,10 +272,10 @@ CACHE_CLEAR = Case(
 )
 
 
+# function: needs the backend's script edited between commands
 def test_after_a_model_is_added_and_the_cache_cleared_the_new_model_answers(
     instance: Instance,
 ) -> None:
-    # function: needs the backend's script edited between commands
     path = instance.use_script(ONE)
     assert "reply from m1" in instance.must("chat", "hi").stdout
     TWO.write(path)  # the backend now serves m2
@@ -401,10 +401,10 @@ ENV_THINK = Case(
 )
 
 
+# function: needs an ACP client; no default is configured, only the variables
 def test_acp_with_only_the_default_model_and_provider_variables_answers(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client; no default is configured, only the variables
     instance.init()
 
     instance.use_script(Script(turns=[route(), "Hello from env."]), make_default=False)
@@ -427,17 +427,17 @@ def _chain_path_case(instance: Instance, subcommand: str, variable: str) -> None
     assert turn.text == "Hello from my chain.", turn.describe()
 
 
+# function: needs an ACP client
 def test_contenox_acp_chain_path_overrides_the_chain_of_an_acp_session(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client
     _chain_path_case(instance, "acp", "CONTENOX_ACP_CHAIN_PATH")
 
 
+# function: needs an ACP client
 def test_contenox_acpx_chain_path_overrides_the_chain_of_an_acpx_session(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client
     _chain_path_case(instance, "acpx", "CONTENOX_ACPX_CHAIN_PATH")
 
 

@@ -151,8 +151,8 @@ def _setup(instance: Instance, listen_for: str = REPORT, *, broken: bool = False
     instance.write(".contenox/trigger-on-report.json", _trigger(listen_for))
 
 
+# function: needs background (dispatch runs until Ctrl-C)
 def test_dispatch_prints_its_triggers_and_one_line_per_firing(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
     _setup(instance)
 
     result = _dispatch_once(instance, "fired on-report")
@@ -169,8 +169,8 @@ def test_dispatch_prints_its_triggers_and_one_line_per_firing(instance: Instance
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs background (dispatch runs until Ctrl-C)
 def test_a_firing_is_recorded_and_its_run_is_an_ordinary_captured_run(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
     _setup(instance)
     out = _dispatch_once(instance, "fired on-report").stdout
     request = next(w for w in out.split() if w.startswith("request=")).removeprefix("request=")
@@ -189,8 +189,8 @@ def test_a_firing_is_recorded_and_its_run_is_an_ordinary_captured_run(instance: 
     assert "summarise" in instance.must("state", "show", request).stdout
 
 
+# function: needs background (dispatch runs until Ctrl-C)
 def test_a_failing_chain_is_recorded_as_error_and_the_loop_goes_on(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
     _setup(instance, "missionservice.events.*", broken=True)
 
     out = _dispatch_once(instance, "nid=2").stdout
@@ -204,8 +204,8 @@ def test_a_failing_chain_is_recorded_as_error_and_the_loop_goes_on(instance: Ins
     assert "(no firings)" in instance.must("events", "firings", "--status", "ok").stdout
 
 
+# function: needs background (dispatch runs until Ctrl-C)
 def test_firings_filtered_by_trigger_show_only_that_triggers_history(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
     _setup(instance)
     _dispatch_once(instance, "fired on-report")
 
@@ -214,8 +214,8 @@ def test_firings_filtered_by_trigger_show_only_that_triggers_history(instance: I
     assert "(no firings)" in other.stdout, other.describe()
 
 
+# function: needs the events a run appended
 def test_prune_keeps_todays_events(instance: Instance) -> None:
-    # function: needs the events a run appended
     instance.init()
     instance.use_script(LANDS)
     instance.must("config", "set", "opt-in-beta", "true")
@@ -236,8 +236,8 @@ def _rows(text: str) -> list[list[str]]:
     return [line.split()[:3] for line in text.splitlines()[1:] if line.strip()]
 
 
+# function: needs background (dispatch runs until Ctrl-C)
 def test_firings_since_a_cursor_shows_only_firings_of_later_events(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
     _two_firings(instance)
 
     later = instance.must("events", "firings", "--since", "1").stdout
@@ -245,8 +245,8 @@ def test_firings_since_a_cursor_shows_only_firings_of_later_events(instance: Ins
     assert _rows(later) == [["2", "on-report", "error"]], later
 
 
+# function: needs background (dispatch runs until Ctrl-C)
 def test_firings_limit_caps_the_rows_newest_first(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
     _two_firings(instance)
 
     every = instance.must("events", "firings").stdout

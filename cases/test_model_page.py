@@ -117,8 +117,8 @@ SET_CONTEXT_NEEDS_CONTEXT = Case(
     "'Override the locally stored context window for a model … Useful when a backend reports "
     "a different (or no) context size than the model actually supports.'"
 )
+# function: needs an ACP client (acp refuses what exceeds the context; chat does not)
 def test_a_context_override_bounds_what_the_model_is_sent(instance: Instance) -> None:
-    # function: needs an ACP client (acp refuses what exceeds the context; chat does not)
     instance.init()
     instance.use_script(Script(turns=[route(), "this must not be served"]))
     instance.must("doctor")

@@ -340,8 +340,8 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs the tool results read back from `state show --raw`
 def test_run_serves_read_file_itself_rooted_where_it_started(instance: Instance) -> None:
-    # function: needs the tool results read back from `state show --raw`
     instance.init()
     instance.write("notes.txt", "the retry budget is three\n")
     instance.use_script(
@@ -365,10 +365,10 @@ def test_run_serves_read_file_itself_rooted_where_it_started(instance: Instance)
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs background (the `run` envelope gates local_shell; answered from outside)
 def test_run_serves_local_shell_itself_once_the_envelope_lets_it_through(
     instance: Instance,
 ) -> None:
-    # function: needs background (the `run` envelope gates local_shell; answered from outside)
     instance.init()
     instance.use_script(
         Script(
@@ -399,8 +399,8 @@ def test_run_serves_local_shell_itself_once_the_envelope_lets_it_through(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs background (the gated local_shell is approved from another process)
 def test_run_local_shell_runs_under_the_sandbox_env_scrub(instance: Instance) -> None:
-    # function: needs background (the gated local_shell is approved from another process)
     instance.init()
     instance.use_script(
         Script(
@@ -435,8 +435,8 @@ def test_run_local_shell_runs_under_the_sandbox_env_scrub(instance: Instance) ->
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs the tool results read back from `state show --raw`
 def test_run_reaches_the_in_process_toolsets(instance: Instance) -> None:
-    # function: needs the tool results read back from `state show --raw`
     instance.init()
     instance.write("notes.txt", "twelve bytes")
     instance.use_script(
@@ -461,8 +461,8 @@ def test_run_reaches_the_in_process_toolsets(instance: Instance) -> None:
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs the workspace and the tool results after the run
 def test_a_call_the_envelope_denies_does_not_run(instance: Instance) -> None:
-    # function: needs the workspace and the tool results after the run
     instance.init()
     (instance.work / ".git").mkdir()
     instance.use_script(
