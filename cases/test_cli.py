@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness import Case, Instance, Script, open_acp, route, step
+from harness import Case, Instance, Script, open_acp, probe, route, step
 
 ONE = Script(model="m1", turns=["reply from m1"])
 TWO = Script(model="m2", turns=["reply from m2"])
@@ -81,34 +81,51 @@ DB_FLAG = Case(
 )
 
 
-# function: needs commands run from two project directories
-def test_every_workspace_shares_the_one_global_database(instance: Instance) -> None:
-    a, b = instance.work / "a", instance.work / "b"
-    for project in (a, b):
-        project.mkdir()
-        instance.must("init", "--project", cwd=project)
-    instance.must("backend", "add", "shared", "--type", "ollama", cwd=a)
-    instance.must("session", "new", "made-in-a", cwd=a)
-    assert "shared" in instance.must("backend", "list", cwd=b).stdout
-    assert "made-in-a" in instance.must("session", "list", "--all", cwd=b).stdout
+EVERY_WORKSPACE_SHARES_THE_DATABASE = Case(
+    name="every workspace shares the one global database",
+    init=False,
+    steps=[
+        step("init", "--project", cwd="work/a"),
+        step("init", "--project", cwd="work/b"),
+        step("backend", "add", "shared", "--type", "ollama", cwd="work/a"),
+        step("session", "new", "made-in-a", cwd="work/a"),
+        step("backend", "list", cwd="work/b", stdout_has=["shared"]),
+        step("session", "list", "--all", cwd="work/b", stdout_has=["made-in-a"]),
+    ],
+)
+
+OTHER_DATA_DIR = "{tmp}/other/.contenox"
 
 
-# function: needs markers read and commands run from a nested directory
-def test_data_dir_picks_the_workspace_marker_without_moving_the_database(
-    instance: Instance,
-) -> None:
-    instance.must("init")
+def _filed_under_the_other_marker(instance: Instance) -> bool:
     other = instance.tmp / "other" / ".contenox"
-    instance.must("--data-dir", str(other), "init")
     marker = json.loads((other / "workspace.id").read_text(encoding="utf-8"))["id"]
-    nested = instance.work / "sub"
-    nested.mkdir()
-    instance.must("--data-dir", str(other), "session", "new", "via-data-dir", cwd=nested)
     workspaces = instance.must("session", "workspaces").stdout
-    assert any(
+    return any(
         line.startswith(marker) and "via-data-dir" in line for line in workspaces.splitlines()
-    ), workspaces
-    assert not list(other.glob("*.db")), "the database moved into --data-dir"
+    )
+
+
+DATA_DIR_PICKS_THE_MARKER_NOT_THE_DATABASE = Case(
+    name="data dir picks the workspace marker without moving the database",
+    init=False,
+    steps=[
+        step("init"),
+        step("--data-dir", OTHER_DATA_DIR, "init"),
+        step("--data-dir", OTHER_DATA_DIR, "session", "new", "via-data-dir", cwd="work/sub"),
+        step("session", "workspaces"),
+        probe(
+            "the session is filed under the --data-dir marker's workspace",
+            _filed_under_the_other_marker,
+            expect=True,
+        ),
+        probe(
+            "databases in --data-dir",
+            lambda i: [p.name for p in (i.tmp / "other" / ".contenox").glob("*.db")],
+            expect=[],
+        ),
+    ],
+)
 
 
 TIMEOUT_FLAG = Case(
