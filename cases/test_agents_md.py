@@ -7,18 +7,25 @@ call was sent); what was persisted, from `contenox session show`.
 
 from __future__ import annotations
 
+import re
+
 from harness import (
     Case,
     Instance,
+    Probe,
     Script,
     Turn,
+    keys,
     mission_finish,
     mission_report,
     open_acp,
-    open_terminal,
     probe,
+    prompt,
     route,
+    satisfies,
+    screen,
     step,
+    write,
 )
 from harness.probes import SessionMessage, captured_requests, captured_units, transcript
 
@@ -204,94 +211,141 @@ def _head_system(instance: Instance) -> str:
     )
 
 
-def test_chat_walks_up_from_a_subdirectory_to_the_agents_md_above_it(instance: Instance) -> None:
-    # function: needs a cwd below the workspace root
-    instance.init()
-    instance.use_script(CHAT)
-    instance.write("AGENTS.md", AGENTS_MD)
-    deeper = instance.work / "pkg" / "deeper"
-    deeper.mkdir(parents=True)
-
-    instance.must("chat", "hello", cwd=deeper)
-
+def _head_facts(instance: Instance, *needles: str) -> dict[str, bool]:
+    """Which of ``needles`` the session's first (system) message carries."""
     head = _head_system(instance)
-    assert MARKER in head, transcript(instance)
-    assert f"loaded from {instance.work / 'AGENTS.md'}" in head, head
+    return {n: n in head for n in needles}
 
 
-def test_the_closest_agents_md_wins_and_the_walk_stops_there(instance: Instance) -> None:
-    # function: needs a cwd below the workspace root
-    instance.init()
-    instance.use_script(CHAT)
-    instance.write("AGENTS.md", AGENTS_MD)
-    instance.write("pkg/AGENTS.md", "PKG-MARKER: this package is generated\n")
-    deeper = instance.work / "pkg" / "deeper"
-    deeper.mkdir(parents=True)
-
-    instance.must("chat", "hello", cwd=deeper)
-
-    shown = transcript(instance)
-    systems = [m.content for m in shown.messages if m.role == "system"]
-    assert len(systems) == 1, shown
-    assert "PKG-MARKER" in systems[0], shown
-    assert f"loaded from {instance.work / 'pkg' / 'AGENTS.md'}" in systems[0], shown
-    # Stopped at the first hit: the root file never loaded beside it.
-    assert MARKER not in systems[0], shown
+CHAT_WALKS_UP_TO_THE_AGENTS_MD_ABOVE = Case(
+    name="chat walks up from a subdirectory to the agents md above it",
+    script=CHAT,
+    files={"AGENTS.md": AGENTS_MD},
+    steps=[step("chat", "hello", cwd="work/pkg/deeper")],
+    probes=[
+        probe(
+            "the session's first message",
+            lambda i: _head_facts(i, MARKER, f"loaded from {i.work / 'AGENTS.md'}"),
+            expect=satisfies(lambda facts: all(facts.values()), "the root AGENTS.md, named"),
+        )
+    ],
+)
 
 
-def test_an_agents_md_over_64_kib_is_truncated_with_a_marker(instance: Instance) -> None:
-    # function: a 70 KB file would make an unreadable snapshot
-    instance.init()
-    instance.use_script(CHAT)
-    body = "# big\n" + ("A" * 99 + "\n") * 700 + "TAIL-MARKER\n"  # 70,006 bytes
-    instance.write("AGENTS.md", body)
+def _systems(instance: Instance, *session: str) -> list[str]:
+    return [m.content for m in transcript(instance, *session).messages if m.role == "system"]
 
-    instance.must("chat", "hello")
 
+def _closest_wins(instance: Instance) -> dict[str, object]:
+    systems = _systems(instance)
+    first = systems[0] if systems else ""
+    return {
+        "system messages": len(systems),
+        "the package's file": "PKG-MARKER" in first
+        and f"loaded from {instance.work / 'pkg' / 'AGENTS.md'}" in first,
+        # Stopped at the first hit: the root file never loaded beside it.
+        "the root's file": MARKER in first,
+    }
+
+
+THE_CLOSEST_AGENTS_MD_WINS = Case(
+    name="the closest agents md wins and the walk stops there",
+    script=CHAT,
+    files={"AGENTS.md": AGENTS_MD, "pkg/AGENTS.md": "PKG-MARKER: this package is generated\n"},
+    steps=[step("chat", "hello", cwd="work/pkg/deeper")],
+    probes=[
+        probe(
+            "what the session was sent",
+            _closest_wins,
+            expect={"system messages": 1, "the package's file": True, "the root's file": False},
+        )
+    ],
+)
+
+BIG_AGENTS_MD = "# big\n" + ("A" * 99 + "\n") * 700 + "TAIL-MARKER\n"  # 70,006 bytes
+
+
+def _truncation(instance: Instance) -> dict[str, bool]:
     head = _head_system(instance)
-    assert "truncated to 64 KiB" in head, head[-500:]
-    assert "TAIL-MARKER" not in head, head[-500:]
-    kept = head[head.index("# big") : head.index("[AGENTS.md truncated")].rstrip("\n")
-    assert body.startswith(kept) and 60 * 1024 <= len(kept.encode()) <= 64 * 1024, len(kept)
+    marked = "truncated to 64 KiB" in head
+    kept = head[head.index("# big") : head.index("[AGENTS.md truncated")] if marked else ""
+    kept = kept.rstrip("\n")
+    return {
+        "marked truncated to 64 KiB": marked,
+        "the tail is gone": "TAIL-MARKER" not in head,
+        "kept a 60-64 KiB head of the file": BIG_AGENTS_MD.startswith(kept)
+        and 60 * 1024 <= len(kept.encode()) <= 64 * 1024,
+    }
 
 
-def test_editing_agents_md_mid_session_changes_nothing_until_a_new_session(
-    instance: Instance,
-) -> None:
-    # function: needs the file rewritten between two commands
-    instance.init()
-    instance.use_script(CHAT)
-    instance.write("AGENTS.md", AGENTS_MD)
-    instance.must("chat", "first")
-    instance.write("AGENTS.md", "BETA-MARKER: the rules changed\n")
-
-    instance.must("chat", "second")
-    shown = transcript(instance)
-    systems = [m.content for m in shown.messages if m.role == "system"]
-    assert len(systems) == 1 and MARKER in systems[0] and "BETA" not in systems[0], shown
-
-    instance.must("session", "new", "fresh")
-    instance.must("chat", "third")
-    fresh = transcript(instance, "fresh")
-    assert fresh.messages[0].role == "system", fresh
-    assert "BETA-MARKER" in fresh.messages[0].content, fresh
-    assert MARKER not in fresh.messages[0].content, fresh
+AN_AGENTS_MD_OVER_64_KIB_IS_TRUNCATED = Case(
+    name="an agents md over 64 kib is truncated with a marker",
+    script=CHAT,
+    # Placed as a file, so the 70 KB body never reaches the transcript.
+    files={"AGENTS.md": BIG_AGENTS_MD},
+    steps=[step("chat", "hello")],
+    probes=[
+        probe(
+            "the session's first message",
+            _truncation,
+            expect={
+                "marked truncated to 64 KiB": True,
+                "the tail is gone": True,
+                "kept a 60-64 KiB head of the file": True,
+            },
+        )
+    ],
+)
 
 
-def test_acp_starts_its_session_without_the_project_agents_md(instance: Instance) -> None:
-    # function: needs acp
-    instance.init()
-    instance.write("AGENTS.md", AGENTS_MD)
-    instance.use_script(Script(turns=[route(), "Hello from the script."]))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("say hello")
-        assert turn.text == "Hello from the script.", turn.describe()
-    carried = _carries_marker(instance)
-    assert carried and not any(carried), carried
+def _which_rules(instance: Instance, *session: str) -> list[tuple[bool, bool]]:
+    """(the first rules, the changed rules) for each system message of the session."""
+    return [(MARKER in m, "BETA-MARKER" in m) for m in _systems(instance, *session)]
 
 
+EDITING_AGENTS_MD_MID_SESSION = Case(
+    name="editing agents md mid session changes nothing until a new session",
+    script=CHAT,
+    files={"AGENTS.md": AGENTS_MD},
+    steps=[
+        step("chat", "first"),
+        write("AGENTS.md", "BETA-MARKER: the rules changed\n"),
+        step("chat", "second"),
+        probe("the session's rules", _which_rules, expect=[(True, False)]),
+        step("session", "new", "fresh"),
+        step("chat", "third"),
+        probe(
+            "the fresh session's first message",
+            lambda i: (
+                (m := transcript(i, "fresh").messages[0]).role,
+                MARKER in m.content,
+                "BETA-MARKER" in m.content,
+            ),
+            expect=("system", False, True),
+        ),
+    ],
+)
+
+
+def _no_session_carries_the_marker() -> Probe:
+    return probe(
+        "sessions carrying the project's AGENTS.md",
+        _carries_marker,
+        expect=satisfies(lambda carried: carried and not any(carried), "sessions, none with it"),
+    )
+
+
+ACP_STARTS_WITHOUT_AGENTS_MD = Case(
+    name="acp starts its session without the project agents md",
+    files={"AGENTS.md": AGENTS_MD},
+    script=Script(turns=[route(), "Hello from the script."]),
+    steps=[prompt("say hello", text_has=[re.compile(r"\AHello from the script\.\Z")])],
+    probes=[_no_session_carries_the_marker()],
+)
+
+
+# function: opens acpx, a subcommand prompt() cannot choose
 def test_acpx_starts_its_session_without_the_project_agents_md(instance: Instance) -> None:
-    # function: needs acp
     instance.init()
     instance.write("AGENTS.md", AGENTS_MD)
     # acpx's chain is not the acp router: no label turn.
@@ -303,16 +357,19 @@ def test_acpx_starts_its_session_without_the_project_agents_md(instance: Instanc
     assert carried and not any(carried), carried
 
 
-def test_beam_starts_its_session_without_the_project_agents_md(instance: Instance) -> None:
-    # function: needs a terminal
-    instance.init()
-    instance.write("AGENTS.md", AGENTS_MD)
-    instance.use_script(Script(turns=[route(), "Hello from the script."]))
-    term = open_terminal(instance, "beam", "--plain")
-    term.wait_for("type / for commands", timeout=30)
-    term.send_line("say hello")
-    term.wait_for("Hello from the script.", timeout=60)
-    term.send_line("/quit")
-    assert term.wait_exit(timeout=30) == 0, term.describe()
-    carried = _carries_marker(instance)
-    assert carried and not any(carried), carried
+# snapshot=False: the screen at the reply races beam's status line ("working" or the
+# prompt's title) and its session id is now and then all digits, so two clean runs differ.
+BEAM_STARTS_WITHOUT_AGENTS_MD = Case(
+    name="beam starts its session without the project agents md",
+    files={"AGENTS.md": AGENTS_MD},
+    script=Script(turns=[route(), "Hello from the script."]),
+    steps=[
+        screen("type / for commands", args=["beam", "--plain"], timeout=30),
+        keys("say hello"),
+        screen("Hello from the script.", timeout=60),
+        keys("/quit"),
+        screen(exits=0, timeout=30),
+    ],
+    probes=[_no_session_carries_the_marker()],
+    snapshot=False,
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness import Case, Instance, Script, open_acp, route, step
+from harness import Case, Instance, Script, open_acp, probe, route, step
 
 ONE = Script(model="m1", turns=["reply from m1"])
 TWO = Script(model="m2", turns=["reply from m2"])
@@ -81,34 +81,51 @@ DB_FLAG = Case(
 )
 
 
-def test_every_workspace_shares_the_one_global_database(instance: Instance) -> None:
-    # function: needs commands run from two project directories
-    a, b = instance.work / "a", instance.work / "b"
-    for project in (a, b):
-        project.mkdir()
-        instance.must("init", "--project", cwd=project)
-    instance.must("backend", "add", "shared", "--type", "ollama", cwd=a)
-    instance.must("session", "new", "made-in-a", cwd=a)
-    assert "shared" in instance.must("backend", "list", cwd=b).stdout
-    assert "made-in-a" in instance.must("session", "list", "--all", cwd=b).stdout
+EVERY_WORKSPACE_SHARES_THE_DATABASE = Case(
+    name="every workspace shares the one global database",
+    init=False,
+    steps=[
+        step("init", "--project", cwd="work/a"),
+        step("init", "--project", cwd="work/b"),
+        step("backend", "add", "shared", "--type", "ollama", cwd="work/a"),
+        step("session", "new", "made-in-a", cwd="work/a"),
+        step("backend", "list", cwd="work/b", stdout_has=["shared"]),
+        step("session", "list", "--all", cwd="work/b", stdout_has=["made-in-a"]),
+    ],
+)
+
+OTHER_DATA_DIR = "{tmp}/other/.contenox"
 
 
-def test_data_dir_picks_the_workspace_marker_without_moving_the_database(
-    instance: Instance,
-) -> None:
-    # function: needs markers read and commands run from a nested directory
-    instance.must("init")
+def _filed_under_the_other_marker(instance: Instance) -> bool:
     other = instance.tmp / "other" / ".contenox"
-    instance.must("--data-dir", str(other), "init")
     marker = json.loads((other / "workspace.id").read_text(encoding="utf-8"))["id"]
-    nested = instance.work / "sub"
-    nested.mkdir()
-    instance.must("--data-dir", str(other), "session", "new", "via-data-dir", cwd=nested)
     workspaces = instance.must("session", "workspaces").stdout
-    assert any(
+    return any(
         line.startswith(marker) and "via-data-dir" in line for line in workspaces.splitlines()
-    ), workspaces
-    assert not list(other.glob("*.db")), "the database moved into --data-dir"
+    )
+
+
+DATA_DIR_PICKS_THE_MARKER_NOT_THE_DATABASE = Case(
+    name="data dir picks the workspace marker without moving the database",
+    init=False,
+    steps=[
+        step("init"),
+        step("--data-dir", OTHER_DATA_DIR, "init"),
+        step("--data-dir", OTHER_DATA_DIR, "session", "new", "via-data-dir", cwd="work/sub"),
+        step("session", "workspaces"),
+        probe(
+            "the session is filed under the --data-dir marker's workspace",
+            _filed_under_the_other_marker,
+            expect=True,
+        ),
+        probe(
+            "databases in --data-dir",
+            lambda i: [p.name for p in (i.tmp / "other" / ".contenox").glob("*.db")],
+            expect=[],
+        ),
+    ],
+)
 
 
 TIMEOUT_FLAG = Case(
@@ -272,10 +289,10 @@ CACHE_CLEAR = Case(
 )
 
 
+# function: needs the backend's script edited between commands
 def test_after_a_model_is_added_and_the_cache_cleared_the_new_model_answers(
     instance: Instance,
 ) -> None:
-    # function: needs the backend's script edited between commands
     path = instance.use_script(ONE)
     assert "reply from m1" in instance.must("chat", "hi").stdout
     TWO.write(path)  # the backend now serves m2
@@ -401,10 +418,10 @@ ENV_THINK = Case(
 )
 
 
+# function: needs an ACP client; no default is configured, only the variables
 def test_acp_with_only_the_default_model_and_provider_variables_answers(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client; no default is configured, only the variables
     instance.init()
 
     instance.use_script(Script(turns=[route(), "Hello from env."]), make_default=False)
@@ -427,17 +444,17 @@ def _chain_path_case(instance: Instance, subcommand: str, variable: str) -> None
     assert turn.text == "Hello from my chain.", turn.describe()
 
 
+# function: needs an ACP client
 def test_contenox_acp_chain_path_overrides_the_chain_of_an_acp_session(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client
     _chain_path_case(instance, "acp", "CONTENOX_ACP_CHAIN_PATH")
 
 
+# function: needs an ACP client
 def test_contenox_acpx_chain_path_overrides_the_chain_of_an_acpx_session(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client
     _chain_path_case(instance, "acpx", "CONTENOX_ACPX_CHAIN_PATH")
 
 

@@ -7,28 +7,33 @@ Every value is read back through contenox's own commands (`config get/list`,
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
+from collections.abc import Sequence
 
-import pytest
-
+from dialogs import WRITE_GREETING, workspace_file
 from harness import (
     Case,
     Instance,
+    Probe,
     Script,
     ToolCall,
     Turn,
-    defect,
+    await_ask,
+    background,
     mission_finish,
     mission_report,
-    open_acp,
     output_of,
     probe,
-    route,
-    start_contenox,
+    prompt,
+    satisfies,
+    signal,
     step,
+    wait,
     wait_until,
+    write,
 )
-from harness.probes import approvals, await_approval, missions
+from harness.case import Action
+from harness.probes import approvals, missions
 
 # --- set, get, list -----------------------------------------------------------------------
 
@@ -114,140 +119,134 @@ CONFIG_LIST_SHOWS_VALUE_AND_SCOPE = Case(
 )
 
 
-def _list_row(instance: Instance, key: str, cwd: Path | None = None) -> list[str]:
-    out = instance.must("config", "list", cwd=cwd).stdout
-    [row] = [line.split() for line in out.splitlines() if line.startswith(key + " ")]
-    return row
-
-
-def test_config_list_shows_a_global_and_a_workspace_value_with_their_scopes(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.must("config", "set", "default-model", "qwen3:8b")
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-strict.json")
-
-    assert _list_row(instance, "default-model") == ["default-model", "qwen3:8b", "global"]
-    assert _list_row(instance, "hitl-policy-name") == [
-        "hitl-policy-name",
-        "hitl-policy-strict.json",
-        "workspace",
-    ]
+CONFIG_LIST_SHOWS_BOTH_SCOPES = Case(
+    name="config list shows a global and a workspace value with their scopes",
+    steps=[
+        step("config", "set", "default-model", "qwen3:8b"),
+        step("config", "set", "hitl-policy-name", "hitl-policy-strict.json"),
+        step(
+            "config",
+            "list",
+            stdout_has=[
+                re.compile(r"^default-model +qwen3:8b +global *$", re.M),
+                re.compile(r"^hitl-policy-name +hitl-policy-strict\.json +workspace *$", re.M),
+            ],
+        ),
+    ],
+)
 
 
 # --- scope: global vs workspace -------------------------------------------------------------
 
 
-def _second_workspace(instance: Instance) -> Path:
-    """Another project, outside the first one's tree, with its own `contenox init`."""
-    other = instance.tmp / "other-project"
-    other.mkdir()
-    instance.must("init", cwd=other)
-    return other
+# Another project, outside the first one's tree, with its own `contenox init`.
+OTHER = "tmp/other-project"
+INIT_OTHER = step("init", cwd=OTHER)
 
-
-def test_a_workspace_key_set_in_one_project_is_invisible_in_another(instance: Instance) -> None:
-    instance.init()
-    other = _second_workspace(instance)
-
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-strict.json")
-
-    here = instance.must("config", "get", "hitl-policy-name")
-    there = instance.must("config", "get", "hitl-policy-name", cwd=other)
-    assert "hitl-policy-strict.json  (workspace)" in here.stdout, here
-    assert "hitl-policy-strict" not in there.stdout, there
-
-
-def test_a_global_default_is_seen_from_every_workspace(instance: Instance) -> None:
-    instance.init()
-    other = _second_workspace(instance)
-
-    instance.must("config", "set", "default-model", "qwen3:8b")
-
-    there = instance.must("config", "get", "default-model", cwd=other)
-    assert "qwen3:8b  (global)" in there.stdout, there
-
-
-@defect(
-    "no command gives a workspace key a global value: in a directory with no `.contenox` "
-    "above it, `contenox config set default-chain chain-global.json` prints '✓  default-chain "
-    "= chain-global.json  (workspace)', and `contenox config get default-chain` in an "
-    "initialised project then prints '  (global)' (empty). Contradicts reference/config.md: "
-    "'`default-chain` | workspace | … falls back to the global value when unset' (same for "
-    "`hitl-policy-name`) and `config set --help`: 'fall back to the global value when not set "
-    "locally'."
+A_WORKSPACE_KEY_STAYS_IN_ITS_PROJECT = Case(
+    name="a workspace key set in one project is invisible in another",
+    steps=[
+        INIT_OTHER,
+        step("config", "set", "hitl-policy-name", "hitl-policy-strict.json"),
+        step(
+            "config", "get", "hitl-policy-name", stdout_has=["hitl-policy-strict.json  (workspace)"]
+        ),
+        step("config", "get", "hitl-policy-name", cwd=OTHER, stdout_lacks=["hitl-policy-strict"]),
+    ],
 )
-def test_a_workspace_key_unset_locally_falls_back_to_the_global_value(
-    instance: Instance,
-) -> None:
-    instance.init()
-    outside = instance.tmp / "no-project"
-    outside.mkdir()
-    # Set where no workspace is found, the key can only land in the global scope.
-    instance.must("config", "set", "default-chain", "chain-global.json", cwd=outside)
 
-    got = instance.must("config", "get", "default-chain")
-    assert "chain-global.json" in got.stdout, got
+A_GLOBAL_DEFAULT_IS_SEEN_EVERYWHERE = Case(
+    name="a global default is seen from every workspace",
+    steps=[
+        INIT_OTHER,
+        step("config", "set", "default-model", "qwen3:8b"),
+        step("config", "get", "default-model", cwd=OTHER, stdout_has=["qwen3:8b  (global)"]),
+    ],
+)
 
+A_WORKSPACE_KEY_FALLS_BACK_TO_THE_GLOBAL_VALUE = Case(
+    name="a workspace key unset locally falls back to the global value",
+    steps=[
+        # Set where no workspace is found, the key can only land in the global scope.
+        step("config", "set", "default-chain", "chain-global.json", cwd="tmp/no-project"),
+        step("config", "get", "default-chain", stdout_has=["chain-global.json"]),
+    ],
+    defect=(
+        "no command gives a workspace key a global value: in a directory with no `.contenox` "
+        "above it, `contenox config set default-chain chain-global.json` prints '✓  "
+        "default-chain = chain-global.json  (workspace)', and `contenox config get "
+        "default-chain` in an initialised project then prints '  (global)' (empty). "
+        "Contradicts reference/config.md: '`default-chain` | workspace | … falls back to the "
+        "global value when unset' (same for `hitl-policy-name`) and `config set --help`: "
+        "'fall back to the global value when not set locally'."
+    ),
+)
 
-def test_a_project_resolves_to_the_same_workspace_from_any_directory_inside_it(
-    instance: Instance,
-) -> None:
-    instance.init()
-    deeper = instance.work / "src" / "internal"
-    deeper.mkdir(parents=True)
+A_PROJECT_IS_ONE_WORKSPACE_FROM_ANY_DIRECTORY = Case(
+    name="a project resolves to the same workspace from any directory inside it",
+    steps=[
+        step("config", "set", "hitl-policy-name", "hitl-policy-strict.json"),
+        step(
+            "config",
+            "get",
+            "hitl-policy-name",
+            cwd="work/src/internal",
+            stdout_has=["hitl-policy-strict.json  (workspace)"],
+        ),
+    ],
+)
 
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-strict.json")
+SESSIONS_STAY_IN_THEIR_WORKSPACE = Case(
+    name="sessions of one workspace are invisible to another",
+    steps=[
+        INIT_OTHER,
+        step("session", "new", "only-here"),
+        step("session", "list", stdout_has=["only-here"]),
+        step("session", "list", cwd=OTHER, stdout_lacks=["only-here"]),
+    ],
+)
 
-    got = instance.must("config", "get", "hitl-policy-name", cwd=deeper)
-    assert "hitl-policy-strict.json  (workspace)" in got.stdout, got
-
-
-def test_sessions_of_one_workspace_are_invisible_to_another(instance: Instance) -> None:
-    instance.init()
-    other = _second_workspace(instance)
-
-    instance.must("session", "new", "only-here")
-
-    assert "only-here" in instance.must("session", "list").stdout
-    assert "only-here" not in instance.must("session", "list", cwd=other).stdout
-
-
-def test_a_backend_registered_in_one_workspace_is_listed_in_every_other(
-    instance: Instance,
-) -> None:
-    instance.init()
-    other = _second_workspace(instance)
-
-    instance.use_script(Script(turns=["unused"]))
-
-    assert "scripted" in instance.must("backend", "list", cwd=other).stdout
+A_BACKEND_IS_LISTED_IN_EVERY_WORKSPACE = Case(
+    name="a backend registered in one workspace is listed in every other",
+    script=Script(turns=["unused"]),
+    steps=[INIT_OTHER, step("backend", "list", cwd=OTHER, stdout_has=["scripted"])],
+)
 
 
 # --- database location --------------------------------------------------------------------
 
+DB_POINTS_AT_ANOTHER_FILE = Case(
+    name="db points a command at another sqlite file",
+    steps=[
+        step("--db", "{tmp}/isolated.db", "config", "set", "default-model", "isolated-model"),
+        probe("isolated.db is a file", lambda i: (i.tmp / "isolated.db").is_file(), expect=True),
+        step(
+            "--db",
+            "{tmp}/isolated.db",
+            "config",
+            "get",
+            "default-model",
+            stdout_has=["isolated-model"],
+        ),
+        step("config", "get", "default-model", stdout_lacks=["isolated-model"]),
+    ],
+)
 
-def test_db_points_a_command_at_another_sqlite_file(instance: Instance) -> None:
-    instance.init()
-    other_db = instance.tmp / "isolated.db"
-
-    instance.must("--db", str(other_db), "config", "set", "default-model", "isolated-model")
-
-    assert other_db.is_file()
-    isolated = instance.must("--db", str(other_db), "config", "get", "default-model")
-    default = instance.must("config", "get", "default-model")
-    assert "isolated-model" in isolated.stdout, isolated
-    assert "isolated-model" not in default.stdout, default
-
-
-def test_data_dir_picks_the_workspace_instead_of_the_walk_up(instance: Instance) -> None:
-    instance.init()
-    other = _second_workspace(instance)
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-strict.json", cwd=other)
-
-    got = instance.must("--data-dir", str(other / ".contenox"), "config", "get", "hitl-policy-name")
-
-    assert "hitl-policy-strict.json  (workspace)" in got.stdout, got
+DATA_DIR_PICKS_THE_WORKSPACE = Case(
+    name="data dir picks the workspace instead of the walk up",
+    steps=[
+        INIT_OTHER,
+        step("config", "set", "hitl-policy-name", "hitl-policy-strict.json", cwd=OTHER),
+        step(
+            "--data-dir",
+            "{tmp}/other-project/.contenox",
+            "config",
+            "get",
+            "hitl-policy-name",
+            stdout_has=["hitl-policy-strict.json  (workspace)"],
+        ),
+    ],
+)
 
 
 # --- approval-ceiling ---------------------------------------------------------------------
@@ -260,49 +259,61 @@ GATED_ECHO = Script(
         "Done.",
     ]
 )
+ALLOW_ALL = '{"version": 1, "default_action": "allow", "rules": []}\n'
+APPROVE_ALL = '{"version": 1, "default_action": "approve", "rules": []}\n'
 
 
-def _ask_left_waiting(instance: Instance) -> str:
-    """A run that times out on a gated `echo`; return its ask's EXPIRES-IN."""
-    instance.contenox("run", "--policy", "run", "--timeout", "3s", "echo hi").assert_failure()
-    [ask] = approvals(instance)
-    return ask.expires_in
+# A run that times out on a gated `echo` leaves its ask waiting. The run ends at
+# its ask by design, so the turns after it are never asked for: model demand
+# cannot be checked (serves_all_turns=False).
+LEAVE_AN_ASK_WAITING = step(
+    "run", "--policy", "run", "--timeout", "3s", "echo hi", exit_code="non-zero"
+)
 
 
-def test_an_ask_waits_seven_days_while_approval_ceiling_is_unset(instance: Instance) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(GATED_ECHO)
+def _one_ask_expiring_in(expires_in: str) -> Probe:
+    return probe(
+        "approvals",
+        approvals,
+        expect=satisfies(
+            lambda asks: [a.expires_in for a in asks] == [expires_in],
+            f"one pending ask, expiring in {expires_in}",
+        ),
+    )
 
+
+AN_ASK_WAITS_SEVEN_DAYS = Case(
+    name="an ask waits seven days while approval ceiling is unset",
+    script=GATED_ECHO,
     # 168h less the seconds the run took.
-    assert _ask_left_waiting(instance) == "6d"
+    steps=[LEAVE_AN_ASK_WAITING, _one_ask_expiring_in("6d")],
+    serves_all_turns=False,
+)
 
+APPROVAL_CEILING_SETS_THE_WAIT = Case(
+    name="approval ceiling sets how long an ask waits",
+    script=GATED_ECHO,
+    steps=[
+        step("config", "set", "approval-ceiling", "24h"),
+        LEAVE_AN_ASK_WAITING,
+        _one_ask_expiring_in("23h"),
+    ],
+    serves_all_turns=False,
+)
 
-def test_approval_ceiling_sets_how_long_an_ask_waits(instance: Instance) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(GATED_ECHO)
-    instance.must("config", "set", "approval-ceiling", "24h")
-
-    assert _ask_left_waiting(instance) == "23h"
-
-
-@pytest.mark.parametrize("word", ["never", "forever", "indefinite"])
-def test_approval_ceiling_never_leaves_an_ask_with_no_deadline(
-    instance: Instance, word: str
-) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(GATED_ECHO)
-    instance.must("config", "set", "approval-ceiling", word)
-
-    assert _ask_left_waiting(instance) == "never"
+APPROVAL_CEILING_NEVER_LEAVES_NO_DEADLINE = [
+    Case(
+        name=f"approval ceiling {word} leaves an ask with no deadline",
+        script=GATED_ECHO,
+        steps=[
+            step("config", "set", "approval-ceiling", word),
+            LEAVE_AN_ASK_WAITING,
+            _one_ask_expiring_in("never"),
+        ],
+        serves_all_turns=False,
+    )
+    for word in ("never", "forever", "indefinite")
+]
 
 
 APPROVAL_CEILING_REFUSES_WHAT_IS_NOT_A_WAIT = [
@@ -453,118 +464,115 @@ MISSION_FIRE_IGNORES_THE_DEFAULT_MISSION_AGENT = Case(
 )
 
 
-def test_a_workspace_policy_file_shadows_the_one_in_home_by_name(instance: Instance) -> None:
-    # function: needs files in both places and the ask list after the run
-    instance.init()
-    allow_all = '{"version": 1, "default_action": "allow", "rules": []}\n'
-    approve_all = '{"version": 1, "default_action": "approve", "rules": []}\n'
-    instance.write(".contenox/hitl-policy-mine.json", allow_all)
-    (instance.home / ".contenox" / "hitl-policy-mine.json").write_text(approve_all)
-    instance.use_script(GATED_ECHO)
-
-    result = instance.contenox("run", "--policy", "mine", "--timeout", "60s", "echo hi")
-
-    # The workspace copy allows echo, so nothing waits and the run lands.
-    result.assert_success()
-    assert approvals(instance) == []
+A_WORKSPACE_POLICY_SHADOWS_THE_HOME_ONE = Case(
+    name="a workspace policy file shadows the one in home by name",
+    script=GATED_ECHO,
+    steps=[
+        write(".contenox/hitl-policy-mine.json", ALLOW_ALL),
+        write("hitl-policy-mine.json", APPROVE_ALL, home=True),
+        # The workspace copy allows echo, so nothing waits and the run lands.
+        step("run", "--policy", "mine", "--timeout", "60s", "echo hi"),
+        probe("approvals", approvals, expect=[]),
+    ],
+)
 
 
 # --- what the serve host reads from config ---------------------------------------------------
 
 
-def _serve_banner(instance: Instance) -> str:
-    """Start `contenox serve .`, return everything it printed up to its ready banner, stop it."""
-    host = start_contenox(instance, "serve", ".")
-    host.wait_for_output("Relay ", stream="stdout", timeout=60)
-    host.interrupt()
-    result = host.wait(timeout=60)
-    return result.stdout + result.notices
+def _serve_banner(
+    *config: tuple[str, str],
+    stdout_has: Sequence[str] = (),
+    notices_has: Sequence[str] = (),
+    lacks: Sequence[str] = (),
+) -> list[Action]:
+    """`config set` each pair, start `contenox serve .`, stop it at its ready banner, check it.
+
+    The banner is on stdout, the oracle's line among the notices: what ``lacks``
+    names is absent from both.
+    """
+    return [
+        *(step("config", "set", key, value) for key, value in config),
+        background("serve", "serve", ".", ready="Relay ", ready_stream="stdout", timeout=60),
+        signal("serve"),
+        wait(
+            "serve",
+            exit_code=None,
+            timeout=60,
+            stdout_has=stdout_has,
+            notices_has=notices_has,
+            stdout_lacks=lacks,
+            notices_lacks=lacks,
+        ),
+    ]
 
 
-def _serving(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(Script(turns=["unused"]))
+# serve stays up until interrupted; its dialog is registered, never asked for.
+SERVING = Script(turns=["unused"])
 
+SERVE_KEEPS_LOGS_BY_DEFAULT = Case(
+    name="serve keeps host logs by the documented defaults",
+    script=SERVING,
+    steps=_serve_banner(stdout_has=["new part at 10MB · keep 14 files · 14 days"]),
+)
 
-def test_serve_keeps_host_logs_by_the_documented_defaults(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
+SERVE_KEEPS_LOGS_BY_THE_CONFIGURED_BOUNDS = Case(
+    name="serve keeps host logs by the configured bounds",
+    script=SERVING,
+    steps=_serve_banner(
+        ("log-max-size", "512KB"),
+        ("log-max-files", "5"),
+        ("log-max-age-days", "7"),
+        stdout_has=["new part at 512KB · keep 5 files · 7 days"],
+    ),
+)
 
-    banner = _serve_banner(instance)
+NO_ORACLE_WITHOUT_A_CHAIN = Case(
+    name="without default oracle chain no oracle is mounted",
+    script=SERVING,
+    steps=_serve_banner(stdout_has=["Relay "], lacks=["Oracle mounted"]),
+)
 
-    assert "new part at 10MB · keep 14 files · 14 days" in banner, banner
+THE_ORACLE_CHAIN_MOUNTS_THE_ORACLE = Case(
+    name="setting default oracle chain mounts the oracle",
+    script=SERVING,
+    steps=_serve_banner(
+        ("default-oracle-chain", "chain-oracle-default.json"),
+        notices_has=["Oracle mounted (chain-oracle-default.json under hitl-policy-oracle.json)"],
+        lacks=["questions AND its approve-tier tool calls"],
+    ),
+)
 
+THE_ORACLE_POLICY_IS_ITS_ENVELOPE = Case(
+    name="default oracle policy is the envelope the oracle runs under",
+    script=SERVING,
+    steps=_serve_banner(
+        ("default-oracle-chain", "chain-oracle-default.json"),
+        ("default-oracle-policy", "hitl-policy-strict.json"),
+        notices_has=["(chain-oracle-default.json under hitl-policy-strict.json)"],
+    ),
+)
 
-def test_serve_keeps_host_logs_by_the_configured_bounds(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-    instance.must("config", "set", "log-max-size", "512KB")
-    instance.must("config", "set", "log-max-files", "5")
-    instance.must("config", "set", "log-max-age-days", "7")
-
-    banner = _serve_banner(instance)
-
-    assert "new part at 512KB · keep 5 files · 7 days" in banner, banner
-
-
-def test_without_default_oracle_chain_no_oracle_is_mounted(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-
-    assert "Oracle mounted" not in _serve_banner(instance)
-
-
-def test_setting_default_oracle_chain_mounts_the_oracle(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-    instance.must("config", "set", "default-oracle-chain", "chain-oracle-default.json")
-
-    banner = _serve_banner(instance)
-
-    assert "Oracle mounted (chain-oracle-default.json under hitl-policy-oracle.json)" in banner
-    assert "questions AND its approve-tier tool calls" not in banner, banner
-
-
-def test_default_oracle_policy_is_the_envelope_the_oracle_runs_under(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-    instance.must("config", "set", "default-oracle-chain", "chain-oracle-default.json")
-    instance.must("config", "set", "default-oracle-policy", "hitl-policy-strict.json")
-
-    banner = _serve_banner(instance)
-
-    assert "(chain-oracle-default.json under hitl-policy-strict.json)" in banner, banner
-
-
-def test_oracle_approves_tool_calls_lets_the_oracle_rule_on_tool_calls(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-    instance.must("config", "set", "default-oracle-chain", "chain-oracle-default.json")
-    instance.must("config", "set", "oracle-approves-tool-calls", "true")
-
-    banner = _serve_banner(instance)
-
-    assert "questions AND its approve-tier tool calls" in banner, banner
+THE_ORACLE_MAY_RULE_ON_TOOL_CALLS = Case(
+    name="oracle approves tool calls lets the oracle rule on tool calls",
+    script=SERVING,
+    steps=_serve_banner(
+        ("default-oracle-chain", "chain-oracle-default.json"),
+        ("oracle-approves-tool-calls", "true"),
+        notices_has=["questions AND its approve-tier tool calls"],
+    ),
+)
 
 
 # --- fleet-max-parallel ---------------------------------------------------------------------
 
 
-@defect(
-    "with `contenox config set fleet-max-parallel 1` and one `contenox run` holding an open "
-    "unit (waiting on its gated `echo` ask), a second `contenox run --policy run --timeout 20s` "
-    "from another process is admitted and lands (exit 0, 'finished: landed'), so two units "
-    "are open at once: each `run` embeds its own fleet. Contradicts reference/config.md, "
-    "`fleet-max-parallel`: 'Max concurrently open mission units across the fleet' and "
-    "contenox-cli.md: 'Fleet-wide admission cap'."
-)
-def test_fleet_max_parallel_caps_the_units_open_at_once(instance: Instance) -> None:
-    # function: needs background (one unit holds the only slot while a second asks for one)
-    instance.init()
-    instance.use_script(GATED_ECHO)
-    # The second run replies from its own model, so only admission can stop it landing.
-    instance.use_script(
-        Script(
+FLEET_MAX_PARALLEL_CAPS_OPEN_UNITS = Case(
+    name="fleet max parallel caps the units open at once",
+    backends={
+        "scripted": GATED_ECHO,
+        # The second run replies from its own model, so only admission can stop it landing.
+        "lander": Script(
             model="lander",
             turns=[
                 Turn(text="Filing.", tool_calls=[mission_report("result", "second unit ran")]),
@@ -572,23 +580,45 @@ def test_fleet_max_parallel_caps_the_units_open_at_once(instance: Instance) -> N
                 "Done.",
             ],
         ),
-        name="lander",
-        filename="lander.json",
-        make_default=False,
-    )
-    instance.must("config", "set", "fleet-max-parallel", "1")
-    holder = start_contenox(instance, "run", "--policy", "run", "--timeout", "120s", "echo hi")
-    await_approval(instance, 60, tool="native-echo.echo", run=holder)
-
-    second = instance.contenox(
-        "run", "--model", "lander", "--policy", "run", "--timeout", "20s", "report"
-    )
-    open_while_both_ran = sum(m.status == "open" for m in missions(instance))
-    holder.interrupt()
-    holder.wait(timeout=60)
-
-    assert "finished: landed" not in second.notices, second.describe()
-    assert open_while_both_ran <= 1, missions(instance)
+    },
+    steps=[
+        step("config", "set", "fleet-max-parallel", "1"),
+        # One unit holds the only slot, waiting on its gated echo, while a second asks for one.
+        background("holder", "run", "--policy", "run", "--timeout", "120s", "echo hi"),
+        await_ask("ask", tool="native-echo.echo", timeout=60),
+        step(
+            "run",
+            "--model",
+            "lander",
+            "--policy",
+            "run",
+            # Long enough to land on a loaded machine, so only admission can stop it.
+            "--timeout",
+            "90s",
+            "report",
+            exit_code=None,
+            timeout=150,
+            notices_lacks=["finished: landed"],
+        ),
+        probe(
+            "open missions",
+            lambda i: sum(m.status == "open" for m in missions(i)),
+            expect=satisfies(lambda n: n <= 1, "at most one unit open"),
+        ),
+        signal("holder"),
+        wait("holder", exit_code=None, timeout=60),
+    ],
+    # The holder is interrupted at its ask by design: its later turns are never asked for.
+    serves_all_turns=False,
+    defect=(
+        "with `contenox config set fleet-max-parallel 1` and one `contenox run` holding an "
+        "open unit (waiting on its gated `echo` ask), a second `contenox run --policy run "
+        "--timeout 20s` from another process is admitted and lands (exit 0, 'finished: "
+        "landed'), so two units are open at once: each `run` embeds its own fleet. "
+        "Contradicts reference/config.md, `fleet-max-parallel`: 'Max concurrently open "
+        "mission units across the fleet' and contenox-cli.md: 'Fleet-wide admission cap'."
+    ),
+)
 
 
 # --- external backends for state (opt-in) ----------------------------------------------------
@@ -791,71 +821,66 @@ LANDING = Script(
 )
 
 
-def _mission_from_the_editor(instance: Instance, policy: str) -> tuple[str, list[object]]:
-    """`/mission <intent>` over ACP with the defaults set; the confirmation and the missions."""
-    instance.init()
-    instance.use_script(LANDING)
-    instance.must("config", "set", "default-mission-agent", "reviewer")
-    instance.must("config", "set", "default-mission-policy", policy)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission report what you know")
-        if "Mission fired" in turn.text:
-            # The unit is a child of the acp process: keep it up until the mission ends.
-            wait_until(
-                lambda: [m for m in missions(instance) if m.status != "open"] or None,
-                timeout=120,
-                interval=0.5,
-                what="the mission fired from the editor to finish",
-            )
-    return turn.text, [(m.agent, m.envelope, m.status) for m in missions(instance)]
+def _fired_once_finished(instance: Instance) -> list[tuple[str, str, str]]:
+    """(agent, envelope, status) of every mission, once none is open any more.
+
+    The unit is a child of the acp process, which the case keeps up until here.
+    """
+    wait_until(
+        lambda: [m for m in missions(instance) if m.status != "open"] or None,
+        timeout=120,
+        interval=0.5,
+        what="the mission fired from the editor to finish",
+    )
+    return [(m.agent, m.envelope, m.status) for m in missions(instance)]
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
+def _mission_from_the_editor(policy: str, *, text_has: list[str], fired: object) -> list[Action]:
+    """`/mission <intent>` over ACP with the default agent and envelope set."""
+    return [
+        step("config", "set", "default-mission-agent", "reviewer"),
+        step("config", "set", "default-mission-policy", policy),
+        prompt("/mission report what you know", text_has=text_has),
+        probe("missions fired", _fired_once_finished, expect=fired),
+    ]
+
+
+# snapshot=False: its transcript differed between two clean runs on 2026-11-30 (a loopback
+# port, a racy captured state): redact what is volatile, then drop it.
+MISSION_IN_AN_EDITOR_FIRES_THE_DEFAULTS = Case(
+    name="mission in an editor fires the default mission agent under the default policy",
+    script=LANDING,
+    steps=_mission_from_the_editor(
+        "hitl-policy-run.json",
+        text_has=['Mission fired at default mission agent "reviewer"', "(default-mission-policy)"],
+        fired=[("reviewer", "hitl-policy-run.json", "landed")],
+    ),
+    snapshot=False,
 )
-def test_mission_in_an_editor_fires_the_default_mission_agent_under_the_default_policy(
-    instance: Instance,
-) -> None:
-    # function: needs an ACP client
-    text, fired = _mission_from_the_editor(instance, "hitl-policy-run.json")
 
-    assert 'Mission fired at default mission agent "reviewer"' in text, text
-    assert "(default-mission-policy)" in text, text
-    assert fired == [("reviewer", "hitl-policy-run.json", "landed")], fired
-
-
-@defect(
-    "with `config set default-mission-policy run` (the value `contenox mission fire` and "
-    "`contenox run` accept as the `run` envelope), `/mission report what you know` over ACP "
-    'fires nothing and replies \'⚠️  unknown mission envelope "run" (default-mission-policy): '
-    "no such policy file on the search path. Available: …, hitl-policy-run.json, …'; only the "
-    "file name `hitl-policy-run.json` works there. Contradicts contenox-cli.md, `contenox "
-    "config`: '`default-mission-policy` | Envelope (HITL policy) name that both `/mission` and "
-    "`contenox mission fire --policy` fall back to when none is named.'"
+MISSION_IN_AN_EDITOR_ACCEPTS_THE_ENVELOPE_NAME = Case(
+    name="mission in an editor accepts the envelope name mission fire accepts",
+    script=LANDING,
+    steps=_mission_from_the_editor(
+        "run",
+        text_has=['Mission fired at default mission agent "reviewer"'],
+        fired=[("reviewer", "run", "landed")],
+    ),
+    defect=(
+        "with `config set default-mission-policy run` (the value `contenox mission fire` and "
+        "`contenox run` accept as the `run` envelope), `/mission report what you know` over "
+        'ACP fires nothing and replies \'⚠️  unknown mission envelope "run" '
+        "(default-mission-policy): no such policy file on the search path. Available: …, "
+        "hitl-policy-run.json, …'; only the file name `hitl-policy-run.json` works there. "
+        "Contradicts contenox-cli.md, `contenox config`: '`default-mission-policy` | Envelope "
+        "(HITL policy) name that both `/mission` and `contenox mission fire --policy` fall "
+        "back to when none is named.'"
+    ),
 )
-def test_mission_in_an_editor_accepts_the_envelope_name_mission_fire_accepts(
-    instance: Instance,
-) -> None:
-    # function: needs an ACP client
-    text, fired = _mission_from_the_editor(instance, "run")
-
-    assert 'Mission fired at default mission agent "reviewer"' in text, text
-    assert fired == [("reviewer", "run", "landed")], fired
 
 
 # --- which envelope a surface runs under: --hitl-policy ---------------------------------------
 
-WRITE_OVER_ACP = Script(
-    turns=[
-        route(),
-        Turn(
-            text="Writing.",
-            tool_calls=[ToolCall("write_file", {"path": "out.txt", "content": "hello\n"})],
-        ),
-        "Done.",
-    ]
-)
 # An envelope of our own that lets everything through except a file write.
 NO_WRITES = json.dumps(
     {
@@ -866,56 +891,58 @@ NO_WRITES = json.dumps(
 )
 
 
-def _write_over_acp(instance: Instance, *args: str) -> bool:
-    """Prompt a scripted write over `contenox acp <args>` (editor allows every ask); written?"""
-    instance.use_script(WRITE_OVER_ACP)
-    with open_acp(instance, *args, permission="allow") as acp:
-        turn = acp.prompt("write the greeting")
-        assert turn.stop_reason == "end_turn", turn.describe()
-    return (instance.work / "out.txt").exists()
+# In ~/.contenox: `acp` resolves --hitl-policy when it starts, before any session has
+# named a workspace, so it searches only ~/.contenox and its .generated/.
+WRITE_NO_WRITES_ENVELOPE = write("hitl-policy-nowrites.json", NO_WRITES, home=True)
 
 
-def _with_no_writes_envelope(instance: Instance) -> None:
-    instance.init()
-    # In ~/.contenox: `acp` resolves --hitl-policy when it starts, before any session has
-    # named a workspace, so it searches only ~/.contenox and its .generated/.
-    (instance.home / ".contenox" / "hitl-policy-nowrites.json").write_text(NO_WRITES)
+def _write_over_acp(*acp_args: str, written: bool) -> list[Action]:
+    """Prompt a scripted write over `contenox acp <args>` (the editor allows every ask)."""
+    return [
+        prompt("write the greeting", acp_args=acp_args, permission="allow"),
+        workspace_file("out.txt", expect="hello\n" if written else None),
+    ]
 
 
-@pytest.mark.parametrize("name", ["nowrites", "hitl-policy-nowrites.json"])
-def test_hitl_policy_by_envelope_name_or_file_name_bounds_an_acp_session(
-    instance: Instance, name: str
-) -> None:
-    # function: needs an ACP client
-    _with_no_writes_envelope(instance)
+HITL_POLICY_BY_NAME_BOUNDS_AN_ACP_SESSION = [
+    Case(
+        name=f"hitl policy {name} bounds an acp session",
+        script=WRITE_GREETING,
+        steps=[WRITE_NO_WRITES_ENVELOPE, *_write_over_acp("--hitl-policy", name, written=False)],
+    )
+    for name in ("nowrites", "hitl-policy-nowrites.json")
+]
 
-    assert not _write_over_acp(instance, "--hitl-policy", name)
-
-
-@defect(
-    "with `~/.contenox/hitl-policy-nowrites.json` (default_action allow, `local_fs` "
-    "`write_file` deny) and `contenox config set hitl-policy-name hitl-policy-nowrites.json` "
-    "in the project, `contenox acp` started there (no --hitl-policy) still writes: a scripted "
-    "`write_file` is asked and, allowed by the editor, `out.txt` appears; the same envelope "
-    "given as `--hitl-policy nowrites` denies it. Contradicts contenox-cli.md `contenox "
-    "config`: '`hitl-policy-name` | Envelope this workspace runs under … Overridden per run by "
-    "`--hitl-policy` on `beam`, `acp`, `acpx` and `serve`' and reference/config.md: "
-    "'`hitl-policy-name` is the persistent setting'."
+HITL_POLICY_NAME_IS_THE_WORKSPACE_ENVELOPE = Case(
+    name="hitl policy name is the envelope a workspace runs under",
+    script=WRITE_GREETING,
+    steps=[
+        WRITE_NO_WRITES_ENVELOPE,
+        step("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json"),
+        *_write_over_acp(written=False),
+    ],
+    defect=(
+        "with `~/.contenox/hitl-policy-nowrites.json` (default_action allow, `local_fs` "
+        "`write_file` deny) and `contenox config set hitl-policy-name "
+        "hitl-policy-nowrites.json` in the project, `contenox acp` started there (no "
+        "--hitl-policy) still writes: a scripted `write_file` is asked and, allowed by the "
+        "editor, `out.txt` appears; the same envelope given as `--hitl-policy nowrites` denies "
+        "it. Contradicts contenox-cli.md `contenox config`: '`hitl-policy-name` | Envelope "
+        "this workspace runs under … Overridden per run by `--hitl-policy` on `beam`, `acp`, "
+        "`acpx` and `serve`' and reference/config.md: '`hitl-policy-name` is the persistent "
+        "setting'."
+    ),
 )
-def test_hitl_policy_name_is_the_envelope_a_workspace_runs_under(instance: Instance) -> None:
-    # function: needs an ACP client
-    _with_no_writes_envelope(instance)
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json")
 
-    assert not _write_over_acp(instance)
-
-
-def test_hitl_policy_overrides_hitl_policy_name_for_one_run(instance: Instance) -> None:
-    # function: needs an ACP client
-    _with_no_writes_envelope(instance)
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json")
-
-    assert _write_over_acp(instance, "--hitl-policy", "default")
+HITL_POLICY_OVERRIDES_HITL_POLICY_NAME = Case(
+    name="hitl policy overrides hitl policy name for one run",
+    script=WRITE_GREETING,
+    steps=[
+        WRITE_NO_WRITES_ENVELOPE,
+        step("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json"),
+        *_write_over_acp("--hitl-policy", "default", written=True),
+    ],
+)
 
 
 HITL_POLICY_PATH_IS_VERBATIM = Case(
@@ -937,8 +964,8 @@ HITL_POLICY_PATH_IS_VERBATIM = Case(
 )
 
 
+# function: its envelope is derived from the shipped one that `init` renders
 def test_a_grants_own_timeout_wins_over_the_approval_ceiling(instance: Instance) -> None:
-    # function: needs an envelope of our own beside the shipped one
     # The run ends at its ask (torn down, stopped or refused) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
     instance.recorder.demand_checked = False
@@ -968,8 +995,8 @@ def test_a_grants_own_timeout_wins_over_the_approval_ceiling(instance: Instance)
 # --- the default-alt-* pair reaches a chain through {{var:alt_model}} ------------------------
 
 
+# function: its chain is derived from the shipped one that `init` renders
 def test_default_alt_model_reaches_a_chain_through_var_alt_model(instance: Instance) -> None:
-    # function: needs a chain of our own beside the shipped one
     instance.init()
     instance.use_script(Script(turns=["from the default model"]))
     instance.use_script(

@@ -146,6 +146,7 @@ DOCTOR_ROSTER_LISTS_THE_IN_PROCESS_TOOLS = Case(
 )
 
 
+# function: registers a backend without making it the default, which a Case always does
 def test_doctor_is_not_ready_while_a_backend_is_registered_but_no_default_is_set(
     instance: Instance,
 ) -> None:

@@ -7,8 +7,10 @@ import re
 import urllib.parse
 import zipfile
 from pathlib import Path
+from typing import Any
 
-from harness import Case, Instance, Script, defect, step
+from harness import Case, Instance, Script, group, probe, step, write
+from harness.case import Action
 
 DIALOG = Script(turns=["Hello."])
 # A top-level policy copy written before the shipped toolsets grew: it names
@@ -83,16 +85,18 @@ REFRESHED_COPY = Case(
 )
 
 
-def test_doctor_never_reports_a_rendered_envelope_under_generated_as_stale(
-    instance: Instance,
-) -> None:
-    # function: needs a file placed after init, which renders .generated/
-    instance.init()
-    rendered = instance.home / ".contenox" / ".generated" / "hitl-policy-strict.json"
-    assert rendered.exists(), "init rendered no .generated/hitl-policy-strict.json"
-    rendered.write_text(STALE_POLICY, encoding="utf-8")
-    report = instance.must("doctor", "--skip-cycle")
-    assert "predates toolsets" not in report.stdout, report.describe()
+RENDERED_ENVELOPES_ARE_NEVER_STALE = Case(
+    name="doctor never reports a rendered envelope under generated as stale",
+    steps=[
+        probe(
+            "init rendered .generated/hitl-policy-strict.json",
+            lambda i: (i.home / ".contenox" / ".generated" / "hitl-policy-strict.json").exists(),
+            expect=True,
+        ),
+        write(".generated/hitl-policy-strict.json", STALE_POLICY, home=True),
+        step("doctor", "--skip-cycle", stdout_lacks=["predates toolsets"]),
+    ],
+)
 
 
 MAX_TOKENS_ADVISORY = Case(
@@ -157,32 +161,67 @@ def _bundle_line(stdout: str, label: str) -> str:
     raise AssertionError(f"no {label!r} line in doctor --bundle output:\n{stdout}")
 
 
-def test_doctor_bundle_writes_a_zip_in_the_cwd_holding_the_report_and_build_info(
-    instance: Instance,
-) -> None:
-    # function: needs the zip the command writes, opened
-    instance.use_script(DIALOG)
-    result = instance.must("doctor", "--bundle")
-    path = Path(_bundle_line(result.stdout, "Bundle:"))
-    assert path.parent == instance.work and path.name.startswith("contenox-doctor-"), path
-    assert path.suffix == ".zip" and path.exists(), result.describe()
+def _bundle_facts(instance: Instance, path: str) -> dict[str, object]:
+    """What a person opening the bundle finds: its members, the report's model, the build."""
     with zipfile.ZipFile(path) as bundle:
         names = bundle.namelist()
-        assert {"doctor.json", "build.txt"} <= set(names), names
         report = json.loads(bundle.read("doctor.json"))
         build = bundle.read("build.txt").decode()
-    assert report["defaultModel"] == "scripted-test", report
-    for fact in ("v1.0.0", "go version:", "go1.", "platform:", "linux/"):
-        assert fact in build, build
+    return {
+        "doctor.json and build.txt are members": {"doctor.json", "build.txt"} <= set(names),
+        "defaultModel": report["defaultModel"],
+        "build.txt names": [
+            f for f in ("v1.0.0", "go version:", "go1.", "platform:", "linux/") if f in build
+        ],
+    }
 
 
-def test_doctor_bundle_out_writes_the_bundle_where_it_is_told(instance: Instance) -> None:
-    # function: needs the zip the command writes
-    target = instance.tmp / "mine.zip"
-    result = instance.must("doctor", "--skip-cycle", "--bundle", "--bundle-out", str(target))
-    assert _bundle_line(result.stdout, "Bundle:") == str(target), result.describe()
-    assert zipfile.is_zipfile(target)
-    assert not list(instance.work.glob("contenox-doctor-*.zip"))
+DOCTOR_BUNDLE_WRITES_A_ZIP_IN_THE_CWD = Case(
+    name="doctor bundle writes a zip in the cwd holding the report and build info",
+    init=False,
+    script=DIALOG,
+    steps=[
+        step(
+            "doctor",
+            "--bundle",
+            stdout_has=[re.compile(r"Bundle: +{work}/contenox-doctor-\S*\.zip$", re.M)],
+            capture={"bundle": group(r"Bundle: +(\S+)")},
+        ),
+        probe(
+            "the bundle",
+            _bundle_facts,
+            "{bundle}",
+            expect={
+                "doctor.json and build.txt are members": True,
+                "defaultModel": "scripted-test",
+                "build.txt names": ["v1.0.0", "go version:", "go1.", "platform:", "linux/"],
+            },
+        ),
+    ],
+)
+
+DOCTOR_BUNDLE_OUT_WRITES_WHERE_TOLD = Case(
+    name="doctor bundle out writes the bundle where it is told",
+    init=False,
+    steps=[
+        step(
+            "doctor",
+            "--skip-cycle",
+            "--bundle",
+            "--bundle-out",
+            "{tmp}/mine.zip",
+            stdout_has=[re.compile(r"^ *Bundle: +{tmp}/mine\.zip *$", re.M)],
+        ),
+        probe(
+            "mine.zip is a zip, and no bundle in the workspace",
+            lambda i: (
+                zipfile.is_zipfile(i.tmp / "mine.zip"),
+                [p.name for p in i.work.glob("contenox-doctor-*.zip")],
+            ),
+            expect=(True, []),
+        ),
+    ],
+)
 
 
 def _telemetry(instance: Instance, where: Path, text: str) -> None:
@@ -190,8 +229,8 @@ def _telemetry(instance: Instance, where: Path, text: str) -> None:
     (where / "telemetry.log").write_text(text, encoding="utf-8")
 
 
+# function: places a log beside a database outside the workspace
 def test_doctor_bundle_holds_one_telemetry_tail_per_source_directory(instance: Instance) -> None:
-    # function: needs logs placed in three directories and the zip opened
     instance.init()
     db_dir = instance.tmp / "dbdir"
     _telemetry(instance, instance.work / ".contenox", "from-the-workspace\n")
@@ -210,33 +249,51 @@ def test_doctor_bundle_holds_one_telemetry_tail_per_source_directory(instance: I
     assert len(logs) == 3, sorted(logs)
 
 
-def test_doctor_bundle_keeps_only_the_last_256_kb_of_a_telemetry_log(instance: Instance) -> None:
-    # function: needs a large log placed and the zip opened
-    instance.init()
-    lines = [f"line {i:07d} padding padding padding padding\n" for i in range(9000)]
-    _telemetry(instance, instance.work / ".contenox", "".join(lines))  # ~430 KB
-    out = instance.tmp / "b.zip"
-    instance.must("doctor", "--skip-cycle", "--bundle", "--bundle-out", str(out))
-    with zipfile.ZipFile(out) as bundle:
+BIG_LOG = [f"line {i:07d} padding padding padding padding\n" for i in range(9000)]  # ~430 KB
+
+
+def _workspace_member(instance: Instance) -> str:
+    """The text of the bundle's workspace telemetry member (the bundle is ``{tmp}/b.zip``)."""
+    with zipfile.ZipFile(instance.tmp / "b.zip") as bundle:
         [name] = [n for n in bundle.namelist() if "workspace" in n]
-        tail = bundle.read(name).decode()
+        return bundle.read(name).decode()
+
+
+def _tail_facts(instance: Instance) -> dict[str, bool]:
+    tail = _workspace_member(instance)
     # contenox heads the member with one "[truncated: last N of M bytes]" line.
     if tail.startswith("[truncated"):
         tail = tail.split("\n", 1)[1]
-    assert len(tail.encode()) <= 256 * 1024, len(tail.encode())
-    assert tail.endswith(lines[-1]), tail[-200:]
-    assert lines[0] not in tail
+    return {
+        "at most 256 KiB": len(tail.encode()) <= 256 * 1024,
+        "ends on the last line": tail.endswith(BIG_LOG[-1]),
+        "holds the first line": BIG_LOG[0] in tail,
+    }
 
 
-def _bundled_log(instance: Instance, text: str) -> tuple[str, str]:
-    """Bundle a workspace telemetry.log holding ``text``; (the member's text, stdout)."""
-    instance.init()
-    _telemetry(instance, instance.work / ".contenox", text)
-    out = instance.tmp / "b.zip"
-    result = instance.must("doctor", "--skip-cycle", "--bundle", "--bundle-out", str(out))
-    with zipfile.ZipFile(out) as bundle:
-        [name] = [n for n in bundle.namelist() if "workspace" in n]
-        return bundle.read(name).decode(), result.stdout
+def _bundled_log(text: str, **expect: Any) -> list[Action]:
+    """Bundle a workspace telemetry.log holding ``text`` into ``{tmp}/b.zip``."""
+    return [
+        write(".contenox/telemetry.log", text),
+        step("doctor", "--skip-cycle", "--bundle", "--bundle-out", "{tmp}/b.zip", **expect),
+    ]
+
+
+DOCTOR_BUNDLE_KEEPS_THE_LAST_256_KB = Case(
+    name="doctor bundle keeps only the last 256 kb of a telemetry log",
+    steps=[
+        *_bundled_log("".join(BIG_LOG)),
+        probe(
+            "the workspace telemetry member",
+            _tail_facts,
+            expect={
+                "at most 256 KiB": True,
+                "ends on the last line": True,
+                "holds the first line": False,
+            },
+        ),
+    ],
+)
 
 
 SECRETS = {
@@ -249,40 +306,86 @@ SECRETS = {
 }
 
 
-def test_doctor_bundle_redacts_credentials_and_says_how_many(instance: Instance) -> None:
-    # function: needs the zip's telemetry member read
-    log, stdout = _bundled_log(instance, "\n".join(SECRETS) + "\n")
-    for line, kept in SECRETS.items():
-        secret = line.removeprefix(kept).split("@")[0]
-        assert secret not in log, f"{secret!r} survived redaction:\n{log}"
-    assert log.count("[REDACTED]") >= len(SECRETS), log
-    assert f"Redacted: {log.count('[REDACTED]')} credential-shaped value(s)" in stdout, stdout
+def _redaction(instance: Instance, said: str) -> dict[str, object]:
+    log = _workspace_member(instance)
+    return {
+        "secrets that survived": [
+            secret
+            for line, kept in SECRETS.items()
+            if (secret := line.removeprefix(kept).split("@")[0]) in log
+        ],
+        "every secret redacted": log.count("[REDACTED]") >= len(SECRETS),
+        "the count printed is the count in the bundle": int(said) == log.count("[REDACTED]"),
+    }
 
 
-@defect(
-    "`contenox doctor --bundle` with a workspace telemetry.log line `Authorization: Bearer "
-    "abcdefghijklmnop2` writes `Authorization: [REDACTED] abcdefghijklmnop2` into the zip: the "
-    "named assignment swallows the word Bearer and the token itself is kept (a bare `Bearer x` "
-    "is redacted); contenox-cli.md `contenox doctor`: 'named assignments (`api_key`, `token`, "
-    "`password`, `authorization`, …), URL userinfo, `Bearer` values, and recognizable provider "
-    "key shapes are replaced with `[REDACTED]`'"
+DOCTOR_BUNDLE_REDACTS_AND_COUNTS = Case(
+    name="doctor bundle redacts credentials and says how many",
+    steps=[
+        *_bundled_log(
+            "\n".join(SECRETS) + "\n",
+            capture={"redacted": group(r"Redacted: (\d+) credential-shaped value\(s\)")},
+        ),
+        probe(
+            "redaction",
+            _redaction,
+            "{redacted}",
+            expect={
+                "secrets that survived": [],
+                "every secret redacted": True,
+                "the count printed is the count in the bundle": True,
+            },
+        ),
+    ],
 )
-def test_doctor_bundle_redacts_the_token_of_an_authorization_bearer_header(
-    instance: Instance,
-) -> None:
-    # function: needs the zip's telemetry member read
-    log, _ = _bundled_log(instance, "Authorization: Bearer abcdefghijklmnop2\n")
-    assert "abcdefghijklmnop2" not in log, log
+
+DOCTOR_BUNDLE_REDACTS_A_BEARER_HEADER = Case(
+    name="doctor bundle redacts the token of an authorization bearer header",
+    steps=[
+        *_bundled_log("Authorization: Bearer abcdefghijklmnop2\n"),
+        probe(
+            "the token survived",
+            lambda i: "abcdefghijklmnop2" in _workspace_member(i),
+            expect=False,
+        ),
+    ],
+    defect=(
+        "`contenox doctor --bundle` with a workspace telemetry.log line `Authorization: Bearer "
+        "abcdefghijklmnop2` writes `Authorization: [REDACTED] abcdefghijklmnop2` into the zip: "
+        "the named assignment swallows the word Bearer and the token itself is kept (a bare "
+        "`Bearer x` is redacted); contenox-cli.md `contenox doctor`: 'named assignments "
+        "(`api_key`, `token`, `password`, `authorization`, …), URL userinfo, `Bearer` values, "
+        "and recognizable provider key shapes are replaced with `[REDACTED]`'"
+    ),
+)
 
 
-def test_doctor_bundle_issue_url_names_the_bundle_and_carries_no_log_content(
-    instance: Instance,
-) -> None:
-    # function: needs the printed URL decoded
-    _, stdout = _bundled_log(instance, "unique-log-marker-7f3a\n")
-    url = _bundle_line(stdout, "Report:")
-    assert url.startswith("https://github.com/contenox/contenox/issues/new?"), url
+def _issue_body(instance: Instance, url: str) -> dict[str, bool]:
     body = urllib.parse.unquote_plus(url)
-    assert "v1.0.0" in body and "linux/" in body, body
-    assert str(instance.tmp / "b.zip") in body, body
-    assert "unique-log-marker-7f3a" not in body, body
+    return {
+        "names v1.0.0 and the platform": "v1.0.0" in body and "linux/" in body,
+        "names the bundle": str(instance.tmp / "b.zip") in body,
+        "carries log content": "unique-log-marker-7f3a" in body,
+    }
+
+
+DOCTOR_BUNDLE_ISSUE_URL = Case(
+    name="doctor bundle issue url names the bundle and carries no log content",
+    steps=[
+        *_bundled_log(
+            "unique-log-marker-7f3a\n",
+            stdout_has=["Report:   https://github.com/contenox/contenox/issues/new?"],
+            capture={"url": group(r"Report: +(\S+)")},
+        ),
+        probe(
+            "the issue body",
+            _issue_body,
+            "{url}",
+            expect={
+                "names v1.0.0 and the platform": True,
+                "names the bundle": True,
+                "carries log content": False,
+            },
+        ),
+    ],
+)

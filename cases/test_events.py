@@ -8,11 +8,23 @@ a trigger file binds them to a one-task chain served by the same dialog.
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
-import pytest
-
-from harness import Case, Instance, Result, Script, Turn, mission_finish, mission_report, step
-from harness.process import start_contenox
+from harness import (
+    Case,
+    Script,
+    Turn,
+    background,
+    group,
+    mission_finish,
+    mission_report,
+    signal,
+    step,
+    wait,
+    write,
+)
+from harness.case import Action
 
 LANDS = Script(
     turns=[
@@ -130,127 +142,172 @@ VET_TRIGGER = Case(
 )
 
 
-def _dispatch_once(instance: Instance, needle: str) -> Result:
-    """`events dispatch --auto` until ``needle`` is on stdout, then Ctrl-C; what it printed.
+def _setup(listen_for: str = REPORT, *, broken: bool = False) -> list[Action]:
+    """A landed run, then a trigger and its chain written: the events wait in the log."""
+    return [
+        BETA,
+        RUN,
+        # Written after the run: the events wait in the log for the catch-up dispatcher.
+        write(".contenox/chain-on-report.json", _chain(broken=broken)),
+        write(".contenox/trigger-on-report.json", _trigger(listen_for)),
+    ]
+
+
+def _dispatch_once(needle: str, **expect: Any) -> list[Action]:
+    """`events dispatch --auto` until ``needle`` is on stdout, then Ctrl-C; ``expect`` of it.
 
     The firing lines go to stdout; the loaded triggers and the banner to stderr.
     """
-    dispatch = start_contenox(instance, "events", "dispatch", "--auto")
-    dispatch.wait_for_output(needle, stream="stdout", timeout=120)
-    dispatch.interrupt()
-    return dispatch.wait(timeout=60)
+    return [
+        background(
+            "dispatch",
+            "events",
+            "dispatch",
+            "--auto",
+            ready=needle,
+            ready_stream="stdout",
+            timeout=120,
+        ),
+        signal("dispatch"),
+        wait("dispatch", exit_code=None, timeout=60, **expect),
+    ]
 
 
-def _setup(instance: Instance, listen_for: str = REPORT, *, broken: bool = False) -> None:
-    instance.init()
-    instance.use_script(LANDS)
-    instance.must("config", "set", "opt-in-beta", "true")
-    instance.must("run", "--policy", "run", "report home")
-    # Written after the run: the events wait in the log for the catch-up dispatcher.
-    instance.write(".contenox/chain-on-report.json", _chain(broken=broken))
-    instance.write(".contenox/trigger-on-report.json", _trigger(listen_for))
+def _fired(nid: int, status: str, event: str = REPORT) -> re.Pattern[str]:
+    """The firing line of event ``nid``, as dispatch prints it."""
+    return re.compile(
+        rf"^fired on-report ← {re.escape(event)} nid={nid} hop=0 status={status} "
+        r"request=evt-\S+",
+        re.M,
+    )
 
 
-def test_dispatch_prints_its_triggers_and_one_line_per_firing(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
-    _setup(instance)
+TWO_FIRING_LINES = re.compile(r"^fired on-report[\s\S]*^fired on-report", re.M)
 
-    result = _dispatch_once(instance, "fired on-report")
-    out = result.stdout
-
-    assert f"on-report → {REPORT} → chain-on-report.json" in result.stderr, result.describe()
-    fired = [line for line in out.splitlines() if line.startswith("fired on-report")]
-    assert len(fired) == 1, out
-    for part in (REPORT, "nid=1", "hop=0", "status=ok", "request=evt-"):
-        assert part in fired[0], out
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+DISPATCH_PRINTS_TRIGGERS_AND_FIRINGS = Case(
+    name="dispatch prints its triggers and one line per firing",
+    script=LANDS,
+    steps=[
+        *_setup(),
+        *_dispatch_once(
+            "fired on-report",
+            stderr_has=[f"on-report → {REPORT} → chain-on-report.json"],
+            stdout_has=[_fired(1, "ok")],
+            stdout_lacks=[TWO_FIRING_LINES],
+        ),
+    ],
+    serves_all_turns=False,
 )
-def test_a_firing_is_recorded_and_its_run_is_an_ordinary_captured_run(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
-    _setup(instance)
-    out = _dispatch_once(instance, "fired on-report").stdout
-    request = next(w for w in out.split() if w.startswith("request=")).removeprefix("request=")
 
-    firings = instance.must("events", "firings").stdout
-    assert firings.split("\n", 1)[0].split() == [
-        "NID",
-        "TRIGGER",
-        "STATUS",
-        "REQUEST",
-        "TIME",
-        "ERROR",
-    ], firings
-    assert f"1    on-report  ok      {request}" in firings, firings
-    assert request in instance.must("state", "list").stdout
-    assert "summarise" in instance.must("state", "show", request).stdout
+# snapshot=False: it records the captured state or session of a run whose closing turn
+# after mission_finish is served only sometimes, so that state differs from run to run.
+A_FIRING_IS_AN_ORDINARY_CAPTURED_RUN = Case(
+    name="a firing is recorded and its run is an ordinary captured run",
+    script=LANDS,
+    steps=[
+        *_setup(),
+        *_dispatch_once("fired on-report", capture={"request": group(r"request=(\S+)")}),
+        step(
+            "events",
+            "firings",
+            stdout_has=[
+                re.compile(r"\ANID +TRIGGER +STATUS +REQUEST +TIME +ERROR *\n"),
+                "1    on-report  ok      {request}",
+            ],
+        ),
+        step("state", "list", stdout_has=["{request}"]),
+        step("state", "show", "{request}", stdout_has=["summarise"]),
+    ],
+    serves_all_turns=False,
+    snapshot=False,
+)
 
-
-def test_a_failing_chain_is_recorded_as_error_and_the_loop_goes_on(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
-    _setup(instance, "missionservice.events.*", broken=True)
-
-    out = _dispatch_once(instance, "nid=2").stdout
-
-    fired = [line for line in out.splitlines() if line.startswith("fired on-report")]
+BROKEN_FIRINGS = [
+    *_setup("missionservice.events.*", broken=True),
     # The prefix pattern caught both types; the first failure did not stop the second.
-    assert [("nid=1" in f, "nid=2" in f) for f in fired] == [(True, False), (False, True)], out
-    assert all("status=error" in f for f in fired), out
-    errors = instance.must("events", "firings", "--status", "error").stdout
-    assert "on-report  error" in errors, errors
-    assert "(no firings)" in instance.must("events", "firings", "--status", "ok").stdout
+    *_dispatch_once(
+        "nid=2",
+        stdout_has=[
+            re.compile(
+                _fired(1, "error").pattern + r".*\n" + _fired(2, "error", STATUS).pattern[1:], re.M
+            )
+        ],
+        stdout_lacks=[
+            re.compile(r"^fired on-report(?!.*status=error)", re.M),
+            re.compile(r"^fired on-report[\s\S]*^fired on-report[\s\S]*^fired on-report", re.M),
+        ],
+    ),
+]
 
+A_FAILING_CHAIN_IS_RECORDED_AS_ERROR = Case(
+    name="a failing chain is recorded as error and the loop goes on",
+    script=LANDS,
+    steps=[
+        *BROKEN_FIRINGS,
+        step("events", "firings", "--status", "error", stdout_has=["on-report  error"]),
+        step("events", "firings", "--status", "ok", stdout_has=["(no firings)"]),
+    ],
+    serves_all_turns=False,
+)
 
-def test_firings_filtered_by_trigger_show_only_that_triggers_history(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
-    _setup(instance)
-    _dispatch_once(instance, "fired on-report")
+FIRINGS_BY_TRIGGER = Case(
+    name="firings filtered by trigger show only that triggers history",
+    script=LANDS,
+    steps=[
+        *_setup(),
+        *_dispatch_once("fired on-report"),
+        step("events", "firings", "--trigger", "on-report", stdout_has=["on-report"]),
+        step("events", "firings", "--trigger", "no-such-trigger", stdout_has=["(no firings)"]),
+    ],
+    serves_all_turns=False,
+)
 
-    assert "on-report" in instance.must("events", "firings", "--trigger", "on-report").stdout
-    other = instance.must("events", "firings", "--trigger", "no-such-trigger")
-    assert "(no firings)" in other.stdout, other.describe()
+PRUNE_KEEPS_TODAYS_EVENTS = Case(
+    name="prune keeps todays events",
+    script=LANDS,
+    steps=[
+        BETA,
+        RUN,
+        step("events", "prune", "--keep-days", "30", "--yes"),
+        step("events", "list", stdout_has=[REPORT, STATUS]),
+    ],
+    serves_all_turns=False,
+)
 
+FIRINGS_SINCE_A_CURSOR = Case(
+    name="firings since a cursor shows only firings of later events",
+    script=LANDS,
+    steps=[
+        *BROKEN_FIRINGS,
+        step(
+            "events",
+            "firings",
+            "--since",
+            "1",
+            # Only the second firing: one row after the header.
+            stdout_has=[re.compile(r"\A[^\n]*\n2 +on-report +error\b[^\n]*\n?\Z")],
+        ),
+    ],
+    serves_all_turns=False,
+)
 
-def test_prune_keeps_todays_events(instance: Instance) -> None:
-    # function: needs the events a run appended
-    instance.init()
-    instance.use_script(LANDS)
-    instance.must("config", "set", "opt-in-beta", "true")
-    instance.must("run", "--policy", "run", "report home")
-
-    instance.must("events", "prune", "--keep-days", "30", "--yes")
-
-    listed = instance.must("events", "list").stdout
-    assert REPORT in listed and STATUS in listed, listed
-
-
-def _two_firings(instance: Instance) -> None:
-    _setup(instance, "missionservice.events.*", broken=True)
-    _dispatch_once(instance, "nid=2")
-
-
-def _rows(text: str) -> list[list[str]]:
-    return [line.split()[:3] for line in text.splitlines()[1:] if line.strip()]
-
-
-def test_firings_since_a_cursor_shows_only_firings_of_later_events(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
-    _two_firings(instance)
-
-    later = instance.must("events", "firings", "--since", "1").stdout
-
-    assert _rows(later) == [["2", "on-report", "error"]], later
-
-
-def test_firings_limit_caps_the_rows_newest_first(instance: Instance) -> None:
-    # function: needs background (dispatch runs until Ctrl-C)
-    _two_firings(instance)
-
-    every = instance.must("events", "firings").stdout
-    one = instance.must("events", "firings", "--limit", "1").stdout
-
-    assert [r[0] for r in _rows(every)] == ["2", "1"], every
-    assert _rows(one) == [["2", "on-report", "error"]], one
+FIRINGS_LIMIT_NEWEST_FIRST = Case(
+    name="firings limit caps the rows newest first",
+    script=LANDS,
+    steps=[
+        *BROKEN_FIRINGS,
+        step(
+            "events",
+            "firings",
+            stdout_has=[re.compile(r"\A[^\n]*\n2 +on-report[^\n]*\n1 +on-report[^\n]*\n?\Z")],
+        ),
+        step(
+            "events",
+            "firings",
+            "--limit",
+            "1",
+            stdout_has=[re.compile(r"\A[^\n]*\n2 +on-report +error\b[^\n]*\n?\Z")],
+        ),
+    ],
+    serves_all_turns=False,
+)

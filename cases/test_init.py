@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-from harness import Case, Instance, Script, defect, open_acp, route, step
+from dialogs import workspace_file
+from harness import Case, Instance, Probe, Script, probe, prompt, route, step, write
+from harness.case import Action
 
 STALE_POLICY = json.dumps({"version": 1, "default_action": "approve", "rules": []})
 SHIPPED_CHAIN = re.compile(r"^chain-[a-z]+-[a-z0-9]+\.json$")
@@ -25,32 +28,88 @@ def _global(instance: Instance) -> Path:
     return instance.home / ".contenox"
 
 
-def test_init_writes_the_workspace_marker_with_a_workspace_uuid(instance: Instance) -> None:
-    # function: needs the marker file read back
-    result = instance.must("init")
-    marker = _marker(instance.work)
-    assert uuid.UUID(marker["id"]), marker
-    assert not (instance.work / ".contenox" / "agents.toml").exists(), result.describe()
+def _holds(promise: str, check: Callable[[Instance], bool]) -> Probe:
+    """A probe of the scratch trees that must read True: ``promise`` says what it checks."""
+    return probe(promise, check, expect=True)
 
 
-def test_init_seeds_agents_toml_agents_and_the_shipped_chains_under_the_home(
-    instance: Instance,
-) -> None:
-    # function: needs the seeded tree listed
-    instance.must("init")
+def _home_text(rel: str, *, expect: object) -> Probe:
+    """The text of ``~/.contenox/<rel>``, as the user finds it on disk."""
+    return probe(
+        f"~/.contenox/{rel}",
+        lambda i: (_global(i) / rel).read_text(encoding="utf-8"),
+        expect=expect,
+    )
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+INIT_WRITES_THE_MARKER = Case(
+    name="init writes the workspace marker with a workspace uuid",
+    init=False,
+    steps=[
+        step("init"),
+        _holds("the marker's id is a UUID", lambda i: _is_uuid(_marker(i.work)["id"])),
+        _holds(
+            "no agents.toml in the workspace",
+            lambda i: not (i.work / ".contenox" / "agents.toml").exists(),
+        ),
+    ],
+)
+
+
+def _seeded_under_the_home(instance: Instance) -> dict[str, bool]:
     home = _global(instance)
-    assert (home / "agents.toml").is_file()
-    assert (home / "agents").is_dir() and list((home / "agents").rglob("*.md"))
     system = sorted(p.name for p in (home / "system").glob("*.json"))
-    assert "chain-oracle-default.json" in system, system
-    assert system and all(SHIPPED_CHAIN.match(n) for n in system), system
+    return {
+        "agents.toml": (home / "agents.toml").is_file(),
+        "agents/*.md": (home / "agents").is_dir() and bool(list((home / "agents").rglob("*.md"))),
+        "system/chain-oracle-default.json": "chain-oracle-default.json" in system,
+        "system/ holds shipped chains only": bool(system)
+        and all(bool(SHIPPED_CHAIN.match(n)) for n in system),
+    }
 
 
-def test_init_seeds_no_approval_policy_copy_at_the_top_level(instance: Instance) -> None:
-    # function: needs the seeded tree listed
-    instance.must("init")
-    for where in (_global(instance), instance.work / ".contenox"):
-        assert not list(where.glob("hitl-policy-*.json")), sorted(p.name for p in where.iterdir())
+INIT_SEEDS_THE_HOME = Case(
+    name="init seeds agents toml agents and the shipped chains under the home",
+    init=False,
+    steps=[step("init")],
+    probes=[
+        probe(
+            "seeded under ~/.contenox",
+            _seeded_under_the_home,
+            expect={
+                "agents.toml": True,
+                "agents/*.md": True,
+                "system/chain-oracle-default.json": True,
+                "system/ holds shipped chains only": True,
+            },
+        )
+    ],
+)
+
+INIT_SEEDS_NO_POLICY_COPY = Case(
+    name="init seeds no approval policy copy at the top level",
+    init=False,
+    steps=[step("init")],
+    probes=[
+        probe(
+            "hitl-policy-*.json at the top of ~/.contenox and .contenox",
+            lambda i: [
+                p.name
+                for where in (_global(i), i.work / ".contenox")
+                for p in where.glob("hitl-policy-*.json")
+            ],
+            expect=[],
+        )
+    ],
+)
 
 
 RENDERS_ENVELOPES = Case(
@@ -65,8 +124,8 @@ RENDERS_ENVELOPES = Case(
 )
 
 
+# function: appends to the agents.toml that init seeds
 def test_an_envelope_added_after_init_is_rendered_by_the_next_run(instance: Instance) -> None:
-    # function: needs agents.toml edited between commands
     instance.must("init")
     toml = _global(instance) / "agents.toml"
     toml.write_text(
@@ -80,40 +139,39 @@ def test_an_envelope_added_after_init_is_rendered_by_the_next_run(instance: Inst
     assert rendered.is_file(), "the new envelope was not rendered by `contenox run`"
 
 
-def _own_policy_after(instance: Instance, *flags: str) -> str:
-    """Write a top-level policy after init, run ``init <flags>``, return the file's text."""
-    instance.must("init")
-    mine = _global(instance) / "hitl-policy-default.json"
-    mine.write_text(STALE_POLICY, encoding="utf-8")
-    instance.must("init", *flags)
-    return mine.read_text(encoding="utf-8")
+def _own_policy_after(*flags: str) -> list[Action]:
+    """Init, write a top-level policy by hand, run ``init <flags>``: the file is still ours."""
+    return [
+        step("init"),
+        write("hitl-policy-default.json", STALE_POLICY, home=True),
+        step("init", *flags),
+        _home_text("hitl-policy-default.json", expect=STALE_POLICY),
+    ]
 
 
-def test_a_policy_file_written_at_the_top_level_is_never_rewritten_by_init(
-    instance: Instance,
-) -> None:
-    # function: needs a file placed after init and compared byte for byte
-    assert _own_policy_after(instance) == STALE_POLICY
-    assert _own_policy_after(instance, "--update") == STALE_POLICY
-
-
-@defect(
-    "`contenox init` then writing ~/.contenox/hitl-policy-default.json by hand, then "
-    "`contenox init --force` prints 'Refreshed …/hitl-policy-default.json' and replaces the "
-    "file with this build's policy; contenox-cli.md `contenox init`: 'A "
-    "`hitl-policy-<name>.json` you write at the top level of `.contenox/` or `~/.contenox/` "
-    "shadows the render and is never rewritten.' (guide/chains/naming.md lists top-level "
-    "policy copies among what `init --force` never touches)"
+A_TOP_LEVEL_POLICY_IS_NEVER_REWRITTEN = Case(
+    name="a policy file written at the top level is never rewritten by init",
+    init=False,
+    steps=[*_own_policy_after(), *_own_policy_after("--update")],
 )
-def test_a_policy_file_written_at_the_top_level_is_not_rewritten_by_init_force(
-    instance: Instance,
-) -> None:
-    # function: needs a file placed after init and compared byte for byte
-    assert _own_policy_after(instance, "--force") == STALE_POLICY
+
+A_TOP_LEVEL_POLICY_SURVIVES_INIT_FORCE = Case(
+    name="a policy file written at the top level is not rewritten by init force",
+    init=False,
+    steps=_own_policy_after("--force"),
+    defect=(
+        "`contenox init` then writing ~/.contenox/hitl-policy-default.json by hand, then "
+        "`contenox init --force` prints 'Refreshed …/hitl-policy-default.json' and replaces "
+        "the file with this build's policy; contenox-cli.md `contenox init`: 'A "
+        "`hitl-policy-<name>.json` you write at the top level of `.contenox/` or "
+        "`~/.contenox/` shadows the render and is never rewritten.' (guide/chains/naming.md "
+        "lists top-level policy copies among what `init --force` never touches)"
+    ),
+)
 
 
+# function: compares the workspace marker before and after the second init
 def test_a_second_init_keeps_the_marker_and_an_edited_seeded_file(instance: Instance) -> None:
-    # function: needs a seeded file edited between two inits
     instance.must("init")
     first = _marker(instance.work)
     edited = _global(instance) / "system" / "chain-fim-default.json"
@@ -124,23 +182,33 @@ def test_a_second_init_keeps_the_marker_and_an_edited_seeded_file(instance: Inst
     assert "chain-fim-default.json already exists" in again.stdout, again.describe()
 
 
-def test_init_force_overwrites_an_edited_seeded_file(instance: Instance) -> None:
-    # function: needs a seeded file edited between two inits
-    instance.must("init")
-    edited = _global(instance) / "system" / "chain-fim-default.json"
-    edited.write_text('{"mine": true}\n', encoding="utf-8")
-    instance.must("init", "--force")
-    assert json.loads(edited.read_text(encoding="utf-8")).get("tasks"), edited.read_text()
+EDITED_FIM_CHAIN = "system/chain-fim-default.json"
+EDIT_THE_FIM_CHAIN = write(EDITED_FIM_CHAIN, '{"mine": true}\n', home=True)
 
+INIT_FORCE_OVERWRITES_AN_EDITED_FILE = Case(
+    name="init force overwrites an edited seeded file",
+    init=False,
+    steps=[step("init"), EDIT_THE_FIM_CHAIN, step("init", "--force")],
+    probes=[
+        _holds(
+            f"~/.contenox/{EDITED_FIM_CHAIN} is a chain with tasks again",
+            lambda i: bool(
+                json.loads((_global(i) / EDITED_FIM_CHAIN).read_text(encoding="utf-8")).get("tasks")
+            ),
+        )
+    ],
+)
 
-def test_init_update_skips_an_edited_seeded_file_and_says_so(instance: Instance) -> None:
-    # function: needs a seeded file edited between two inits
-    instance.must("init")
-    edited = _global(instance) / "system" / "chain-fim-default.json"
-    edited.write_text('{"mine": true}\n', encoding="utf-8")
-    result = instance.must("init", "--update")
-    assert edited.read_text(encoding="utf-8") == '{"mine": true}\n'
-    assert "chain-fim-default.json (has been modified)" in result.stdout, result.describe()
+INIT_UPDATE_SKIPS_AN_EDITED_FILE = Case(
+    name="init update skips an edited seeded file and says so",
+    init=False,
+    steps=[
+        step("init"),
+        EDIT_THE_FIM_CHAIN,
+        step("init", "--update", stdout_has=["chain-fim-default.json (has been modified)"]),
+    ],
+    probes=[_home_text(EDITED_FIM_CHAIN, expect='{"mine": true}\n')],
+)
 
 
 UPDATE_UNCHANGED = Case(
@@ -157,38 +225,54 @@ UPDATE_UNCHANGED = Case(
 )
 
 
-def test_init_update_renames_pre_v0_38_chain_names_byte_for_byte_in_both_places(
-    instance: Instance,
-) -> None:
-    # function: needs legacy files placed and their renamed bytes compared
-    home_old = _global(instance) / "chain-compact.json"
-    work_old = instance.work / ".contenox" / "default-acp-chain.json"
-    for path, text in ((home_old, '{"id":"old-compact","tasks":[]}\n'), (work_old, "ws\n")):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    instance.must("init", "--update")
-    assert not home_old.exists() and not work_old.exists()
-    home_new = _global(instance) / "chain-compact-default.json"
-    work_new = instance.work / ".contenox" / "chain-agent-acp.json"
-    assert home_new.read_text(encoding="utf-8") == '{"id":"old-compact","tasks":[]}\n'
-    assert work_new.read_text(encoding="utf-8") == "ws\n"
+INIT_UPDATE_RENAMES_LEGACY_CHAINS = Case(
+    name="init update renames pre v0 38 chain names byte for byte in both places",
+    init=False,
+    home_files={"chain-compact.json": '{"id":"old-compact","tasks":[]}\n'},
+    files={".contenox/default-acp-chain.json": "ws\n"},
+    steps=[step("init", "--update")],
+    probes=[
+        _holds(
+            "the old names are gone",
+            lambda i: (
+                not (_global(i) / "chain-compact.json").exists()
+                and not (i.work / ".contenox" / "default-acp-chain.json").exists()
+            ),
+        ),
+        _home_text("chain-compact-default.json", expect='{"id":"old-compact","tasks":[]}\n'),
+        workspace_file(".contenox/chain-agent-acp.json", expect="ws\n"),
+    ],
+)
+
+INIT_LOCAL_SEEDS_THE_WORKSPACE = Case(
+    name="init local seeds the workspace instead of the home",
+    init=False,
+    steps=[step("init", "--local")],
+    probes=[
+        _holds(
+            "agents.toml, agents/ and the oracle chain in the workspace's .contenox",
+            lambda i: (
+                (i.work / ".contenox" / "agents.toml").is_file()
+                and (i.work / ".contenox" / "agents").is_dir()
+                and (i.work / ".contenox" / "chain-oracle-default.json").is_file()
+            ),
+        ),
+        probe(
+            "agents.toml and chains under ~/.contenox",
+            lambda i: sorted(
+                str(p.relative_to(_global(i)))
+                for p in [*_global(i).glob("agents.toml"), *_global(i).rglob("chain-*.json")]
+            ),
+            expect=[],
+        ),
+    ],
+)
 
 
-def test_init_local_seeds_the_workspace_instead_of_the_home(instance: Instance) -> None:
-    # function: needs both trees listed
-    instance.must("init", "--local")
-    ws = instance.work / ".contenox"
-    assert (ws / "agents.toml").is_file() and (ws / "agents").is_dir()
-    assert (ws / "chain-oracle-default.json").is_file()
-    home = _global(instance)
-    assert not (home / "agents.toml").exists()
-    assert not list(home.rglob("chain-*.json")), sorted(map(str, home.rglob("*")))
-
-
+# function: copies a seeded file's bytes into the workspace after the first init
 def test_init_notes_a_workspace_copy_that_overrides_a_global_one_by_name(
     instance: Instance,
 ) -> None:
-    # function: needs a workspace copy placed after the first init
     instance.must("init")
     shipped = _global(instance) / "system" / "chain-compact-default.json"
     (instance.work / ".contenox" / shipped.name).write_bytes(shipped.read_bytes())
@@ -196,8 +280,8 @@ def test_init_notes_a_workspace_copy_that_overrides_a_global_one_by_name(
     assert f".contenox/{shipped.name} shadows this file" in again.stdout, again.describe()
 
 
+# function: compares the workspace marker before and after the nested init
 def test_init_in_a_subdirectory_reuses_the_ancestors_workspace(instance: Instance) -> None:
-    # function: needs init run in a nested cwd
     instance.must("init")
     first = _marker(instance.work)
     nested = instance.work / "pkg" / "deeper"
@@ -208,29 +292,37 @@ def test_init_in_a_subdirectory_reuses_the_ancestors_workspace(instance: Instanc
     assert _marker(instance.work) == first
 
 
-def test_init_project_marks_a_fresh_workspace_named_after_its_directory(
-    instance: Instance,
-) -> None:
-    # function: needs init run in a nested cwd and both markers read
-    instance.must("init")
-    outer = _marker(instance.work)
-    nested = instance.work / "api-service"
-    nested.mkdir()
-    result = instance.must("init", "--project", cwd=nested)
-    inner = _marker(nested)
-    assert inner["id"] != outer["id"], (inner, outer)
-    assert inner.get("name") == "api-service", inner
-    assert 'Marked project "api-service"' in result.stdout, result.describe()
+INIT_PROJECT_MARKS_A_FRESH_WORKSPACE = Case(
+    name="init project marks a fresh workspace named after its directory",
+    init=False,
+    steps=[
+        step("init"),
+        step(
+            "init", "--project", cwd="work/api-service", stdout_has=['Marked project "api-service"']
+        ),
+    ],
+    probes=[
+        probe(
+            "the nested marker: a new id?, its name",
+            lambda i: (
+                _marker(i.work / "api-service")["id"] != _marker(i.work)["id"],
+                _marker(i.work / "api-service").get("name"),
+            ),
+            expect=(True, "api-service"),
+        )
+    ],
+)
+
+INIT_PROJECT_NAME_NAMES_THE_MARKER = Case(
+    name="init project name gives the marker a friendly name",
+    init=False,
+    steps=[step("init", "--project", "--name", "API")],
+    probes=[probe("the marker's name", lambda i: _marker(i.work).get("name"), expect="API")],
+)
 
 
-def test_init_project_name_gives_the_marker_a_friendly_name(instance: Instance) -> None:
-    # function: needs the marker read back
-    instance.must("init", "--project", "--name", "API")
-    assert _marker(instance.work).get("name") == "API"
-
-
+# function: moves the project directory between two commands
 def test_a_project_moved_elsewhere_keeps_its_workspace_id(instance: Instance) -> None:
-    # function: needs the project directory moved between commands
     project = instance.work / "proj"
     project.mkdir()
     instance.must("init", "--project", cwd=project)
@@ -240,22 +332,34 @@ def test_a_project_moved_elsewhere_keeps_its_workspace_id(instance: Instance) ->
     assert _marker(moved)["id"] == first
 
 
-def test_init_refresh_policies_rewrites_only_copies_already_there(instance: Instance) -> None:
-    # function: needs policy files placed after init and compared
-    instance.must("init")
-    home = _global(instance)
-    mine = home / "hitl-policy-default.json"
-    mine.write_text(STALE_POLICY, encoding="utf-8")
-    rendered = home / ".generated" / "hitl-policy-strict.json"
-    rendered.write_text(STALE_POLICY, encoding="utf-8")
-    chain = home / "system" / "chain-fim-default.json"
-    chain.write_text('{"mine": true}\n', encoding="utf-8")
-    result = instance.must("init", "--refresh-policies")
-    assert mine.read_text(encoding="utf-8") != STALE_POLICY, result.describe()
-    assert json.loads(mine.read_text(encoding="utf-8"))["rules"], "refreshed copy has no rules"
-    assert sorted(p.name for p in home.glob("hitl-policy-*.json")) == [mine.name]
-    assert rendered.read_text(encoding="utf-8") == STALE_POLICY, "it touched .generated/"
-    assert chain.read_text(encoding="utf-8") == '{"mine": true}\n', "it touched a chain"
+INIT_REFRESH_POLICIES_REWRITES_ONLY_COPIES = Case(
+    name="init refresh policies rewrites only copies already there",
+    init=False,
+    steps=[
+        step("init"),
+        write("hitl-policy-default.json", STALE_POLICY, home=True),
+        write(".generated/hitl-policy-strict.json", STALE_POLICY, home=True),
+        EDIT_THE_FIM_CHAIN,
+        step("init", "--refresh-policies"),
+    ],
+    probes=[
+        _holds(
+            "the top-level copy is refreshed: not ours any more, and has rules",
+            lambda i: (
+                (text := (_global(i) / "hitl-policy-default.json").read_text()) != STALE_POLICY
+                and bool(json.loads(text)["rules"])
+            ),
+        ),
+        probe(
+            "hitl-policy-*.json at the top of ~/.contenox",
+            lambda i: sorted(p.name for p in _global(i).glob("hitl-policy-*.json")),
+            expect=["hitl-policy-default.json"],
+        ),
+        # It touched neither .generated/ nor a chain.
+        _home_text(".generated/hitl-policy-strict.json", expect=STALE_POLICY),
+        _home_text(EDITED_FIM_CHAIN, expect='{"mine": true}\n'),
+    ],
+)
 
 
 PROVIDER_PRESETS = [
@@ -279,23 +383,26 @@ PROVIDER_PRESETS = [
 ]
 
 
-@defect(
-    "after `contenox init` (marker {\"id\": <uuid>}) and `contenox session new 'from the cli'`, "
-    "an ACP client started in the same directory (session/new cwd = the workspace) gets its "
-    "session filed under workspace 00000000-0000-0000-0000-000000000002 (namespace "
-    "contenoxe2e), per `contenox session workspaces`; the CLI session is under the marker's "
-    "id; contenox-cli.md `contenox init`: 'It travels *with* the directory, so a project means "
-    "one thing to the CLI and every ACP session alike.'"
-)
-def test_the_cli_and_an_acp_session_file_their_sessions_under_the_markers_workspace(
-    instance: Instance,
-) -> None:
-    # function: needs an ACP client beside CLI commands
-    instance.must("init")
-    workspace = _marker(instance.work)["id"]
-    instance.must("session", "new", "from the cli")
-    instance.use_script(Script(turns=[route(), "Hello."]))
-    with open_acp(instance) as acp:
-        acp.prompt("hello")
+def _session_workspaces_are_the_markers(instance: Instance) -> bool:
     listed = instance.must("session", "workspaces").stdout.splitlines()[1:]
-    assert [line.split()[0] for line in listed if line.strip()] == [workspace], listed
+    return [line.split()[0] for line in listed if line.strip()] == [_marker(instance.work)["id"]]
+
+
+CLI_AND_ACP_SHARE_THE_MARKERS_WORKSPACE = Case(
+    name="the cli and an acp session file their sessions under the markers workspace",
+    script=Script(turns=[route(), "Hello."]),
+    steps=[step("session", "new", "from the cli"), prompt("hello")],
+    probes=[
+        _holds(
+            "session workspaces lists the marker's id alone", _session_workspaces_are_the_markers
+        )
+    ],
+    defect=(
+        'after `contenox init` (marker {"id": <uuid>}) and `contenox session new \'from the '
+        "cli'`, an ACP client started in the same directory (session/new cwd = the workspace) "
+        "gets its session filed under workspace 00000000-0000-0000-0000-000000000002 "
+        "(namespace contenoxe2e), per `contenox session workspaces`; the CLI session is under "
+        "the marker's id; contenox-cli.md `contenox init`: 'It travels *with* the directory, so "
+        "a project means one thing to the CLI and every ACP session alike.'"
+    ),
+)

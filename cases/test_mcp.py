@@ -280,8 +280,8 @@ def _prepared(instance: Instance) -> None:
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server record read after the run
 def test_a_stdio_server_contenox_spawns_receives_the_models_call(instance: Instance) -> None:
-    # function: needs a server record read after the run
     _prepared(instance)
     record = _stdio_server(instance)
 
@@ -300,10 +300,10 @@ def test_a_stdio_server_contenox_spawns_receives_the_models_call(instance: Insta
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server record read after the run
 def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
     instance: Instance,
 ) -> None:
-    # function: needs a server record read after the run
     _prepared(instance)
     _stdio_server(instance)
 
@@ -316,8 +316,8 @@ def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_a_streamable_http_server_receives_the_models_call(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must("mcp", "add", "remote", "--transport", "http", "--url", server.url)
@@ -337,8 +337,8 @@ def test_a_streamable_http_server_receives_the_models_call(instance: Instance) -
     "client (tests/test_servers.py). mcp.md 'Supported transports': `sse` — Connects "
     "to remote Server-Sent Events endpoint"
 )
+# function: needs a server the harness starts
 def test_an_sse_server_receives_the_models_call(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "sse")
     instance.must("mcp", "add", "remote", "--transport", "sse", "--url", server.url)
@@ -352,10 +352,10 @@ def test_an_sse_server_receives_the_models_call(instance: Instance) -> None:
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_injected_values_reach_the_server_override_the_model_and_are_never_shown_to_it(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
@@ -388,8 +388,8 @@ def test_injected_values_reach_the_server_override_the_model_and_are_never_shown
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server record read after the run
 def test_injected_values_reach_a_stdio_server_too(instance: Instance) -> None:
-    # function: needs a server record read after the run
     _prepared(instance)
     record = _stdio_server(instance, "rec", "--inject", "tenant_id=inj-stdio-6620")
 
@@ -406,8 +406,8 @@ def test_injected_values_reach_a_stdio_server_too(instance: Instance) -> None:
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_mcp_update_inject_changes_what_the_server_receives(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
@@ -440,8 +440,8 @@ def test_mcp_update_inject_changes_what_the_server_receives(instance: Instance) 
     "(harness record of the Python SDK server). contenox-cli.md `contenox mcp`: "
     "'--header  Additional HTTP header for SSE/HTTP connections'"
 )
+# function: needs a server the harness starts
 def test_a_header_given_to_mcp_add_arrives_on_every_http_request(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
@@ -468,10 +468,10 @@ def test_a_header_given_to_mcp_add_arrives_on_every_http_request(instance: Insta
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(
@@ -508,8 +508,8 @@ def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server record read after the run
 def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None:
-    # function: needs a server record read after the run
     _prepared(instance)
     record = _stdio_server(instance)
 
@@ -536,10 +536,10 @@ def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server record read after two runs
 def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     instance: Instance,
 ) -> None:
-    # function: needs a server record read after two runs
     _prepared(instance)
     record = _stdio_server(instance)
     # A second process starts the dialog at turn one again, so one backend serves both runs.
@@ -560,8 +560,8 @@ def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must("mcp", "add", "remote", "--transport", "http", "--url", server.url)
@@ -575,8 +575,8 @@ def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance)
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_a_bearer_token_literal_arrives_as_an_authorization_header(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     server = serve_mcp(instance, "http")
     instance.must(

@@ -1,15 +1,13 @@
 """`contenox mission`: every verb of contenox-cli.md's `### contenox mission`, line by line.
 
 `run` is a mission too (it fires the `run` agent under an envelope), so the
-read verbs are exercised on runs and on `mission fire`. Flows that need an id
-printed by an earlier command or a second process are plain functions.
+read verbs are exercised on runs and on `mission fire`.
 """
 
 from __future__ import annotations
 
 import json
-
-import pytest
+import re
 
 from harness import (
     Case,
@@ -17,14 +15,20 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    await_ask,
+    background,
+    column,
     defect,
     mission_finish,
     mission_report,
+    probe,
+    respond,
+    satisfies,
     step,
+    wait,
     wait_until,
 )
-from harness.probes import answer, await_approval, mission, missions
-from harness.process import start_contenox
+from harness.probes import approvals, mission, missions
 
 LANDS = Script(
     turns=[
@@ -208,8 +212,8 @@ def _user_chain_agent(instance: Instance) -> None:
     instance.write(".contenox/chain-agent-mine.json", json.dumps(chain))
 
 
+# function: derives its chain from the one init rendered
 def test_a_user_authored_chain_agent_fires_once_opt_in_beta_is_set(instance: Instance) -> None:
-    # function: needs a chain file derived from what init rendered
     instance.init()
     instance.use_script(Script(turns=[Turn(tool_calls=[mission_finish("landed")]), "Done."]))
     _user_chain_agent(instance)
@@ -224,8 +228,8 @@ def test_a_user_authored_chain_agent_fires_once_opt_in_beta_is_set(instance: Ins
 
 
 @defect(USER_AGENT_NEEDS_BETA)
+# function: derives its chain from the one init rendered
 def test_a_user_authored_chain_agent_is_refused_without_opt_in_beta(instance: Instance) -> None:
-    # function: needs a chain file derived from what init rendered
     instance.init()
     instance.use_script(Script(turns=[Turn(tool_calls=[mission_finish("landed")]), "Done."]))
     _user_chain_agent(instance)
@@ -239,158 +243,187 @@ def test_a_user_authored_chain_agent_is_refused_without_opt_in_beta(instance: In
     assert missions(instance) == [], fired.describe()
 
 
-def test_mission_list_prints_newest_first_with_id_agent_envelope_status_and_age(
-    instance: Instance,
-) -> None:
-    # function: needs two dialogs in turn
-    instance.init()
-    instance.use_script(LANDS, name="first")
-    instance.must("run", "--policy", "run", "review the diff")
-    instance.use_script(STUCK_M2, name="second", filename="second.json")
-    instance.contenox("run", "--policy", "run", "review again")
+# A landed run, then a stuck one from a second backend (its own model, made the default).
+LANDED_THEN_STUCK = [
+    step("run", "--policy", "run", "review the diff"),
+    step("config", "set", "default-model", "m2"),
+    step("run", "--policy", "run", "review again", exit_code=None),
+]
 
-    listed = instance.must("mission", "list").stdout
-    assert listed.split("\n", 1)[0].split() == ["ID", "AGENT", "ENVELOPE", "STATUS", "AGE"], listed
-    rows = missions(instance)
-    assert [(m.agent, m.envelope, m.status) for m in rows] == [
-        ("run", "run", "stuck"),
-        ("run", "run", "landed"),
-    ], listed
-    assert all(m.age for m in rows), listed
+MISSION_LIST_NEWEST_FIRST = Case(
+    name="mission list prints newest first with id agent envelope status and age",
+    backends={"first": LANDS, "second": STUCK_M2},
+    steps=[
+        *LANDED_THEN_STUCK,
+        step(
+            "mission",
+            "list",
+            stdout_has=[re.compile(r"\AID +AGENT +ENVELOPE +STATUS +AGE *\n")],
+        ),
+        probe(
+            "missions",
+            lambda i: [(m.agent, m.envelope, m.status, bool(m.age)) for m in missions(i)],
+            expect=[("run", "run", "stuck", True), ("run", "run", "landed", True)],
+        ),
+    ],
+)
+
+MISSION_LIST_LIMIT_CAPS_THE_ROWS = Case(
+    name="mission list limit caps the rows at the newest",
+    backends={"first": LANDS, "second": STUCK_M2},
+    steps=[
+        *LANDED_THEN_STUCK,
+        probe(
+            "mission list --limit 1",
+            lambda i: [m.status for m in missions(i, limit=1)],
+            expect=["stuck"],
+        ),
+    ],
+)
+
+FIRE_THE_PLAN = [
+    step("mission", "fire", "run", "plan the review", "--policy", "run", "--wait"),
+    step("mission", "list", capture={"mission": column("ID")}),
+]
+
+MISSION_SHOW_PRINTS_THE_PLAN_SUMMARY = Case(
+    name="mission show prints the plan summary",
+    script=PLANS,
+    steps=[
+        *FIRE_THE_PLAN,
+        step(
+            "mission",
+            "show",
+            "{mission}",
+            stdout_has=[
+                "Plan:      revision 1 (1 pending, 0 in progress, 1 completed)",
+                "[result] planned the review",
+            ],
+        ),
+        probe("mission status", lambda i, m: mission(i, m).status, "{mission}", expect="landed"),
+    ],
+)
+
+MISSION_PLAN_PRINTS_EVERY_ENTRY = Case(
+    name="mission plan prints every entry with status priority and revision history",
+    script=PLANS,
+    steps=[
+        *FIRE_THE_PLAN,
+        step(
+            "mission",
+            "plan",
+            "{mission}",
+            stdout_has=[
+                "Mission {mission} — plan revision 1",
+                re.compile(
+                    r"^completed +high +read the diff *\npending +medium +write the review *$",
+                    re.M,
+                ),
+                "Revision history (oldest first):",
+                "rev 1: +2/-0 (1 pending, 0 in progress, 1 completed)",
+            ],
+            # No other entry in the table.
+            stdout_lacks=[
+                re.compile(r"^(completed|pending)(?! +high +read| +medium +write)", re.M)
+            ],
+        ),
+    ],
+)
+
+FIRE_AND_WAIT_ON_THE_QUESTION = [
+    background("fire", "mission", "fire", "run", "review a branch", "--policy", "run", "--wait"),
+    await_ask("ask", kind="question", timeout=90),
+]
+
+A_FIRED_MISSIONS_QUESTION_IS_ANSWERED = Case(
+    name="a fired missions question is answered with approvals respond and it lands",
+    script=QUESTION,
+    steps=[
+        *FIRE_AND_WAIT_ON_THE_QUESTION,
+        # The ask belongs to the one mission fired.
+        probe(
+            "missions",
+            lambda i, m: [x.id == m for x in missions(i)],
+            "{ask_mission}",
+            expect=[True],
+        ),
+        respond("ask", answer="review main"),
+        wait("fire", timeout=120, stdout_has=["finished: landed"]),
+        probe(
+            "mission status", lambda i, m: mission(i, m).status, "{ask_mission}", expect="landed"
+        ),
+    ],
+)
 
 
-def test_mission_list_limit_caps_the_rows_at_the_newest(instance: Instance) -> None:
-    # function: needs two dialogs in turn
-    instance.init()
-    instance.use_script(LANDS, name="first")
-    instance.must("run", "--policy", "run", "review the diff")
-    instance.use_script(STUCK_M2, name="second", filename="second.json")
-    instance.contenox("run", "--policy", "run", "review again")
-
-    [newest] = missions(instance, limit=1)
-
-    assert newest.status == "stuck"
-
-
-def test_mission_show_prints_the_plan_summary(instance: Instance) -> None:
-    # function: needs the mission id the fire printed
-    instance.init()
-    instance.use_script(PLANS)
-    instance.must("mission", "fire", "run", "plan the review", "--policy", "run", "--wait")
-    [fired] = _ids(instance)
-
-    shown = instance.must("mission", "show", fired).stdout
-
-    assert "Plan:      revision 1 (1 pending, 0 in progress, 1 completed)" in shown, shown
-    assert "[result] planned the review" in shown, shown
-    assert mission(instance, fired).status == "landed"
-
-
-def test_mission_plan_prints_every_entry_with_status_priority_and_revision_history(
-    instance: Instance,
-) -> None:
-    # function: needs the mission id the fire printed
-    instance.init()
-    instance.use_script(PLANS)
-    instance.must("mission", "fire", "run", "plan the review", "--policy", "run", "--wait")
-    [fired] = _ids(instance)
-
-    plan = instance.must("mission", "plan", fired).stdout
-
-    assert f"Mission {fired} — plan revision 1" in plan, plan
-    table = [
-        line.split(None, 2)
-        for line in plan.splitlines()
-        if line.startswith(("completed", "pending"))
-    ]
-    assert table == [
-        ["completed", "high", "read the diff"],
-        ["pending", "medium", "write the review"],
-    ], plan
-    assert "Revision history (oldest first):" in plan, plan
-    assert "rev 1: +2/-0 (1 pending, 0 in progress, 1 completed)" in plan, plan
-
-
-def test_a_fired_missions_question_is_answered_with_approvals_respond_and_it_lands(
-    instance: Instance,
-) -> None:
-    # function: needs background (the fire waits while another process answers)
-    instance.init()
-    instance.use_script(QUESTION)
-    fire = start_contenox(
-        instance, "mission", "fire", "run", "review a branch", "--policy", "run", "--wait"
-    )
-    ask = await_approval(instance, 90, kind="question", run=fire)
-    [fired] = missions(instance)
-    assert ask.mission == fired.id
-
-    answer(instance, ask.id, "review main")
-
-    done = fire.wait(timeout=120)
-    done.assert_success().assert_stdout_contains("finished: landed")
-    assert mission(instance, fired.id).status == "landed"
-
-
-def test_mission_stop_abandons_a_waiting_mission_with_its_reason_and_the_fire_exits_non_zero(
-    instance: Instance,
-) -> None:
-    # function: needs background (stop from a second process while the fire waits)
-    # The run ends at its ask (torn down, stopped or expired) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(QUESTION)
-    fire = start_contenox(
-        instance, "mission", "fire", "run", "review a branch", "--policy", "run", "--wait"
-    )
-    ask = await_approval(instance, 90, kind="question", run=fire)
-
-    stopped = instance.must("mission", "stop", ask.mission, "--reason", "no longer needed")
-
-    stopped.assert_stdout_contains("abandoned")
-    detail = mission(instance, ask.mission)
-    assert (detail.status, detail.status_reason) == ("abandoned", "no longer needed")
-    # Its pending ask is closed with it.
+def _no_pending_ask(instance: Instance) -> list[str]:
+    """The pending asks, once none is left (a stopped mission's ask leaves the list)."""
     wait_until(
-        lambda: not [a for a in _pending(instance) if a == ask.id],
+        lambda: not _pending(instance),
         timeout=30,
         what="the stopped mission's question to leave approvals list",
     )
-    done = fire.wait(timeout=120)
-    assert done.exit_code != 0, done.describe()
+    return _pending(instance)
+
+
+MISSION_STOP_ABANDONS_A_WAITING_MISSION = Case(
+    name="mission stop abandons a waiting mission with its reason and the fire exits non zero",
+    script=QUESTION,
+    steps=[
+        *FIRE_AND_WAIT_ON_THE_QUESTION,
+        step(
+            "mission",
+            "stop",
+            "{ask_mission}",
+            "--reason",
+            "no longer needed",
+            stdout_has=["abandoned"],
+        ),
+        probe(
+            "mission status and reason",
+            lambda i, m: (mission(i, m).status, mission(i, m).status_reason),
+            "{ask_mission}",
+            expect=("abandoned", "no longer needed"),
+        ),
+        # Its pending ask is closed with it.
+        probe("pending asks", _no_pending_ask, expect=[]),
+        wait("fire", exit_code="non-zero", timeout=120),
+    ],
+    # The run ends at its ask by design: the turns after it are never asked for.
+    serves_all_turns=False,
+)
 
 
 def _pending(instance: Instance) -> list[str]:
-    from harness.probes import approvals
-
     return [a.id for a in approvals(instance)]
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
+# snapshot=False: its transcript differed between two clean runs on 2026-11-30 (a loopback
+# port, a racy captured state): redact what is volatile, then drop it.
+MISSION_FIRE_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
+    name="mission fire timeout tears the unit down and exits non zero",
+    script=QUESTION,
+    steps=[
+        step(
+            "mission",
+            "fire",
+            "run",
+            "review a branch",
+            "--policy",
+            "run",
+            "--wait",
+            "--timeout",
+            "20s",
+            exit_code="non-zero",
+            timeout=180,
+        ),
+        probe(
+            "mission statuses",
+            lambda i: [m.status for m in missions(i)],
+            expect=satisfies(lambda st: len(st) == 1 and st[0] != "landed", "one, not landed"),
+        ),
+    ],
+    # The run ends at its ask by design: the turns after it are never asked for.
+    serves_all_turns=False,
+    snapshot=False,
 )
-def test_mission_fire_timeout_tears_the_unit_down_and_exits_non_zero(instance: Instance) -> None:
-    # function: needs the mission id the fire printed
-    # The run ends at its ask (torn down, stopped or expired) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(QUESTION)
-
-    fired = instance.contenox(
-        "mission",
-        "fire",
-        "run",
-        "review a branch",
-        "--policy",
-        "run",
-        "--wait",
-        "--timeout",
-        "20s",
-        timeout=180,
-    )
-
-    assert fired.exit_code != 0, fired.describe()
-    [record] = missions(instance)
-    assert record.status != "landed", fired.describe()

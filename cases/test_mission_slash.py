@@ -1,17 +1,33 @@
 """The `/mission` slash command, typed into an editor session over `contenox acp`.
 
-contenox-cli.md `### The /mission slash command`. Each case is a function: it
-needs an ACP client. The fired unit is a child of the acp process and replays
-the same dialog from its first turn (a new process starts a script at turn 0).
+contenox-cli.md `### The /mission slash command`. The fired unit is a child of the acp
+process and replays the same dialog from its first turn (a new process starts a script at
+turn 0).
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from harness import Instance, Script, Turn, defect, mission_finish, mission_report, open_acp
+from harness import (
+    Case,
+    Instance,
+    Probe,
+    Script,
+    Turn,
+    defect,
+    mission_finish,
+    mission_report,
+    open_acp,
+    probe,
+    prompt,
+    satisfies,
+    step,
+    wait_until,
+)
 from harness.probes import missions
 
 LANDS = Script(
@@ -43,86 +59,134 @@ def _rendered(instance: Instance, name: str) -> dict[str, object]:
     return data
 
 
-def test_bare_mission_fires_nothing_and_prints_grammar_defaults_and_every_envelope(
-    instance: Instance,
-) -> None:
-    # function: needs acp
-    _setup(instance)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission")
-    text = turn.text
-    for line in (
-        "/mission <intent>",
-        "/mission <agent-name> <intent>",
-        "/mission --policy <envelope> [agent] <intent>",
-        "Default agent:",
-        "Default envelope:",
-    ):
-        assert line in text, turn.describe()
-    # Every envelope with its character: unmatched calls, ceiling, who answers questions.
-    assert f"{RUN_ENVELOPE}  unruled calls stop for approval" in text, turn.describe()
-    assert "hitl-policy-strict.json  unruled calls are denied" in text, turn.describe()
-    assert "questions always wait for a human" in text, turn.describe()
-    assert "an agent may answer 3 questions" in text, turn.describe()
-    assert missions(instance) == []
+def _landed(instance: Instance) -> list[str]:
+    """The missions' statuses once none is open: the unit, a child of the acp process, ends."""
+    wait_until(
+        lambda: [m for m in missions(instance) if m.status != "open"] or None,
+        timeout=120,
+        interval=0.5,
+        what="the mission fired from the editor to finish",
+    )
+    return [m.status for m in missions(instance)]
 
 
-def test_bare_mission_shows_the_defaults_in_force(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance, default_mission_agent="run", default_mission_policy=RUN_ENVELOPE)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission")
-    lines = [" ".join(line.split()) for line in turn.text.splitlines()]
-    assert "Default agent: run" in lines, turn.describe()
-    assert f"Default envelope: {RUN_ENVELOPE}" in lines, turn.describe()
+# Kept before the editor session closes, so the fired unit is not torn down mid-dialog.
+LANDED = probe("the fired mission, once it ends", _landed, expect=["landed"])
+
+
+def _fired(expect: object) -> Probe:
+    """(agent, envelope, status) of every mission, once the editor session has closed."""
+    return probe(
+        "missions fired",
+        lambda i: [(m.agent, m.envelope, m.status) for m in missions(i)],
+        expect=expect,
+    )
+
+
+BARE_MISSION_PRINTS_THE_GRAMMAR = Case(
+    name="bare mission fires nothing and prints grammar defaults and every envelope",
+    script=LANDS,
+    steps=[
+        prompt(
+            "/mission",
+            text_has=[
+                "/mission <intent>",
+                "/mission <agent-name> <intent>",
+                "/mission --policy <envelope> [agent] <intent>",
+                "Default agent:",
+                "Default envelope:",
+                # Every envelope with its character: unmatched calls, ceiling, who answers.
+                f"{RUN_ENVELOPE}  unruled calls stop for approval",
+                "hitl-policy-strict.json  unruled calls are denied",
+                "questions always wait for a human",
+                "an agent may answer 3 questions",
+            ],
+        )
+    ],
+    probes=[_fired([])],
+)
+
+BARE_MISSION_SHOWS_THE_DEFAULTS = Case(
+    name="bare mission shows the defaults in force",
+    script=LANDS,
+    steps=[
+        step("config", "set", "default-mission-agent", "run"),
+        step("config", "set", "default-mission-policy", RUN_ENVELOPE),
+        prompt(
+            "/mission",
+            text_has=[
+                re.compile(r"^\s*Default agent:\s+run\s*$", re.M),
+                re.compile(rf"^\s*Default envelope:\s+{re.escape(RUN_ENVELOPE)}\s*$", re.M),
+            ],
+        ),
+    ],
+)
+
+DEFAULTS = {"default-mission-agent": "run", "default-mission-policy": RUN_ENVELOPE}
+
+# snapshot=False: its transcript differed between two clean runs on 2026-11-30 (a loopback
+# port, a racy captured state): redact what is volatile, then drop it.
+MISSION_INTENT_FIRES_THE_DEFAULTS = Case(
+    name="mission intent fires the default agent under the default envelope",
+    script=LANDS,
+    steps=[
+        *(step("config", "set", key, value) for key, value in DEFAULTS.items()),
+        prompt(
+            "/mission summarise the tree",
+            text_has=[
+                'agent "run"',
+                f'envelope "{RUN_ENVELOPE}"',
+                "(default-mission-policy)",
+                # The first token missed the registry: the whole line is the intent.
+                "Intent: summarise the tree",
+            ],
+        ),
+        LANDED,
+    ],
+    probes=[
+        probe(
+            "missions fired",
+            lambda i: [(m.agent, m.envelope) for m in missions(i)],
+            expect=[("run", RUN_ENVELOPE)],
+        )
+    ],
+    snapshot=False,
+)
+
+# snapshot=False: as above.
+MISSION_AGENT_INTENT_FIRES_THE_NAMED_AGENT = Case(
+    name="mission agent intent fires the named agent and says so",
+    script=LANDS,
+    steps=[
+        prompt(
+            f"/mission --policy {RUN_ENVELOPE} run report home",
+            text_has=[
+                f'Mission fired at named agent "run" under envelope "{RUN_ENVELOPE}" (--policy).',
+                # The envelope's character is in the transcript, not only in a file.
+                "Envelope: unruled calls stop for approval",
+                "Intent: report home",
+            ],
+        ),
+        LANDED,
+    ],
+    probes=[
+        probe(
+            "missions fired",
+            lambda i: [(m.agent, m.envelope) for m in missions(i)],
+            expect=[("run", RUN_ENVELOPE)],
+        )
+    ],
+    snapshot=False,
+)
 
 
 @pytest.mark.no_transcript(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
-def test_mission_intent_fires_the_default_agent_under_the_default_envelope(
-    instance: Instance,
-) -> None:
-    # function: needs acp
-    _setup(instance, default_mission_agent="run", default_mission_policy=RUN_ENVELOPE)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission summarise the tree")
-    text = turn.text
-    assert 'agent "run"' in text and f'envelope "{RUN_ENVELOPE}"' in text, turn.describe()
-    assert "(default-mission-policy)" in text, turn.describe()
-    # The first token missed the registry: the whole line is the intent.
-    assert "Intent: summarise the tree" in text, turn.describe()
-    [fired] = missions(instance)
-    assert (fired.agent, fired.envelope) == ("run", RUN_ENVELOPE)
-
-
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
-def test_mission_agent_intent_fires_the_named_agent_and_says_so(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance)
-    with open_acp(instance) as acp:
-        turn = acp.prompt(f"/mission --policy {RUN_ENVELOPE} run report home")
-    text = turn.text
-    assert f'Mission fired at named agent "run" under envelope "{RUN_ENVELOPE}" (--policy).' in (
-        text
-    ), turn.describe()
-    # The envelope's character is in the transcript, not only in a file.
-    assert "Envelope: unruled calls stop for approval" in text, turn.describe()
-    assert "Intent: report home" in text, turn.describe()
-    [fired] = missions(instance)
-    assert (fired.agent, fired.envelope) == ("run", RUN_ENVELOPE)
-
-
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
+# function: the unit's reports race the end of the firing turn (a Case's prompt() saw them
+# in one run and not in the next, in neither the firing turn nor the one after)
 def test_the_fired_units_reports_stream_back_into_the_session(instance: Instance) -> None:
-    # function: needs acp
     _setup(instance)
     with open_acp(instance) as acp:
         turn = acp.prompt(f"/mission --policy {RUN_ENVELOPE} run report home")
@@ -132,80 +196,98 @@ def test_the_fired_units_reports_stream_back_into_the_session(instance: Instance
     assert fired.status == "landed"
 
 
-def test_policy_equals_form_is_accepted(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance)
-    with open_acp(instance) as acp:
-        turn = acp.prompt(f"/mission --policy={RUN_ENVELOPE} run report home")
-    assert f'under envelope "{RUN_ENVELOPE}" (--policy)' in turn.text, turn.describe()
-    assert [m.envelope for m in missions(instance)] == [RUN_ENVELOPE]
+def _envelopes_fired(expect: object) -> Probe:
+    return probe("envelopes fired", lambda i: [m.envelope for m in missions(i)], expect=expect)
 
 
-@defect(
-    "over `contenox acp`, `/mission --policy run run report home` answers '⚠️  unknown mission "
-    'envelope "run" (--policy): no such policy file on the search path. Available: …, '
-    "hitl-policy-run.json, …' and fires nothing, while `contenox mission fire run … --policy run "
-    "--wait` and `contenox run --policy run` accept the same envelope name; contenox-cli.md "
-    "The /mission slash command: '`/mission --policy <envelope> [agent-name] <intent>` — bounds "
-    "this one mission under a different envelope' and 'Envelopes are discovered the way the "
-    "runtime's policy loader resolves them'"
+# snapshot=False: the unit's report chunks stream into the firing turn's text or after it,
+# as the race goes, so two clean runs record different agent text.
+POLICY_EQUALS_FORM_IS_ACCEPTED = Case(
+    name="policy equals form is accepted",
+    script=LANDS,
+    steps=[
+        prompt(
+            f"/mission --policy={RUN_ENVELOPE} run report home",
+            text_has=[f'under envelope "{RUN_ENVELOPE}" (--policy)'],
+        ),
+        LANDED,
+    ],
+    probes=[_envelopes_fired([RUN_ENVELOPE])],
+    snapshot=False,
 )
-def test_policy_takes_the_envelope_name_the_runtime_resolves(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission --policy run run report home")
-    assert "unknown mission envelope" not in turn.text, turn.describe()
-    assert [m.envelope for m in missions(instance)], turn.describe()
 
-
-def test_an_unknown_envelope_is_refused_with_the_available_names_and_nothing_fires(
-    instance: Instance,
-) -> None:
-    # function: needs acp
-    _setup(instance)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission --policy nosuch run report home")
-    assert 'unknown mission envelope "nosuch"' in turn.text, turn.describe()
-    assert "Available: hitl-policy-acp.json" in turn.text, turn.describe()
-    assert RUN_ENVELOPE in turn.text, turn.describe()
-    assert missions(instance) == []
-
-
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
+POLICY_TAKES_THE_ENVELOPE_NAME = Case(
+    name="policy takes the envelope name the runtime resolves",
+    script=LANDS,
+    steps=[
+        prompt("/mission --policy run run report home", text_lacks=["unknown mission envelope"])
+    ],
+    probes=[_envelopes_fired(satisfies(bool, "a mission fired"))],
+    defect=(
+        "over `contenox acp`, `/mission --policy run run report home` answers '⚠️  unknown "
+        'mission envelope "run" (--policy): no such policy file on the search path. Available: '
+        "…, hitl-policy-run.json, …' and fires nothing, while `contenox mission fire run … "
+        "--policy run --wait` and `contenox run --policy run` accept the same envelope name; "
+        "contenox-cli.md The /mission slash command: '`/mission --policy <envelope> "
+        "[agent-name] <intent>` — bounds this one mission under a different envelope' and "
+        "'Envelopes are discovered the way the runtime's policy loader resolves them'"
+    ),
 )
-def test_a_double_dash_after_the_intent_starts_stays_literal_text(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance)
-    with open_acp(instance) as acp:
-        turn = acp.prompt(f"/mission --policy {RUN_ENVELOPE} run report -- --policy strict")
-    assert "Intent: report -- --policy strict" in turn.text, turn.describe()
-    assert [m.envelope for m in missions(instance)] == [RUN_ENVELOPE]
+
+AN_UNKNOWN_ENVELOPE_IS_REFUSED = Case(
+    name="an unknown envelope is refused with the available names and nothing fires",
+    script=LANDS,
+    steps=[
+        prompt(
+            "/mission --policy nosuch run report home",
+            text_has=[
+                'unknown mission envelope "nosuch"',
+                "Available: hitl-policy-acp.json",
+                RUN_ENVELOPE,
+            ],
+        )
+    ],
+    probes=[_fired([])],
+)
+
+# snapshot=False: as above.
+A_DOUBLE_DASH_STAYS_LITERAL = Case(
+    name="a double dash after the intent starts stays literal text",
+    script=LANDS,
+    steps=[
+        prompt(
+            f"/mission --policy {RUN_ENVELOPE} run report -- --policy strict",
+            text_has=["Intent: report -- --policy strict"],
+        ),
+        LANDED,
+    ],
+    probes=[_envelopes_fired([RUN_ENVELOPE])],
+    snapshot=False,
+)
+
+A_MISSION_WITH_NO_AGENT_IS_REFUSED = Case(
+    name="a mission with no agent is refused",
+    script=LANDS,
+    steps=[
+        step("config", "set", "default-mission-policy", RUN_ENVELOPE),
+        prompt("/mission report home", text_has=["no mission agent"]),
+    ],
+    probes=[_fired([])],
+)
+
+A_MISSION_WITH_NO_ENVELOPE_IS_REFUSED = Case(
+    name="a mission with no envelope is refused",
+    script=LANDS,
+    steps=[
+        step("config", "set", "default-mission-agent", "run"),
+        prompt("/mission report home", text_has=["envelope"], text_lacks=["Mission fired"]),
+    ],
+    probes=[_fired([])],
+)
 
 
-def test_a_mission_with_no_agent_is_refused(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance, default_mission_policy=RUN_ENVELOPE)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission report home")
-    assert "no mission agent" in turn.text, turn.describe()
-    assert missions(instance) == []
-
-
-def test_a_mission_with_no_envelope_is_refused(instance: Instance) -> None:
-    # function: needs acp
-    _setup(instance, default_mission_agent="run")
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission report home")
-    assert "Mission fired" not in turn.text, turn.describe()
-    assert "envelope" in turn.text, turn.describe()
-    assert missions(instance) == []
-
-
+# function: writes an envelope derived from the rendered one between two prompts
 def test_an_envelope_added_mid_session_is_offered_on_the_next_mission(instance: Instance) -> None:
-    # function: needs acp and a file written between two prompts
     _setup(instance)
     policy = _rendered(instance, RUN_ENVELOPE)
     with open_acp(instance) as acp:
@@ -216,10 +298,10 @@ def test_an_envelope_added_mid_session_is_offered_on_the_next_mission(instance: 
     assert "hitl-policy-mine.json  unruled calls stop for approval" in after.text, after.describe()
 
 
+# function: derives its envelope from the one init rendered
 def test_a_top_level_envelope_shadows_the_rendered_one_of_the_same_name(
     instance: Instance,
 ) -> None:
-    # function: needs a policy derived from what init rendered
     _setup(instance)
     policy = _rendered(instance, RUN_ENVELOPE)
     policy["default_action"] = "deny"
@@ -240,8 +322,8 @@ def test_a_top_level_envelope_shadows_the_rendered_one_of_the_same_name(
     "resolves them — the workspace `.contenox/`, then `~/.contenox/`, then each of their "
     "`.generated/` directories, first match wins'"
 )
+# function: derives its envelope from the one init rendered
 def test_an_envelope_in_the_workspace_contenox_dir_is_offered(instance: Instance) -> None:
-    # function: needs a policy derived from what init rendered
     _setup(instance)
     policy = _rendered(instance, RUN_ENVELOPE)
     instance.write(".contenox/hitl-policy-workone.json", json.dumps(policy))
@@ -250,8 +332,8 @@ def test_an_envelope_in_the_workspace_contenox_dir_is_offered(instance: Instance
     assert "hitl-policy-workone.json  unruled calls stop for approval" in turn.text, turn.describe()
 
 
+# function: reads the available_commands_update, which prompt() does not expose
 def test_acpx_never_offers_mission(instance: Instance) -> None:
-    # function: needs acp
     instance.init()
     instance.use_script(Script(turns=["No mission here."]))
     with open_acp(instance, subcommand="acpx") as acp:
@@ -281,8 +363,8 @@ def _user_chain_agent(instance: Instance) -> None:
     "contenox-cli.md The /mission slash command: 'naming a user-authored agent (a custom "
     "`chain-agent-*` chain) requires `contenox config set opt-in-beta true`'"
 )
+# function: derives its chain from the one init rendered
 def test_naming_a_user_authored_chain_agent_needs_opt_in_beta(instance: Instance) -> None:
-    # function: needs acp and a chain derived from what init rendered
     _setup(instance)
     _user_chain_agent(instance)
     with open_acp(instance) as acp:
@@ -295,8 +377,8 @@ def test_naming_a_user_authored_chain_agent_needs_opt_in_beta(instance: Instance
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: derives its chain from the one init rendered
 def test_naming_a_user_authored_chain_agent_fires_it_with_opt_in_beta(instance: Instance) -> None:
-    # function: needs acp and a chain derived from what init rendered
     _setup(instance, opt_in_beta="true")
     _user_chain_agent(instance)
     with open_acp(instance) as acp:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dialogs import WORKED_RUN, WORKED_RUN_REPORT
 from harness import (
     Case,
-    Instance,
     Script,
     Step,
     Turn,
@@ -123,15 +122,17 @@ MISSION_REPORTS_PRINTS_EVERY_REPORT_IN_FULL = Case(
 )
 
 
-def test_mission_list_names_the_declared_agent_a_run_was_fired_at_beside_its_envelope(
-    instance: Instance,
-) -> None:
+MISSION_LIST_NAMES_THE_DECLARED_AGENT = Case(
+    name="mission list names the declared agent a run was fired at beside its envelope",
+    script=WORKED_RUN,
     # contenox-cli.md, `contenox run [agent] "<task>"`: the first argument names a
     # declared agent; `init` declares `reviewer` among others. The envelope stays `run`.
-    instance.init()
-    instance.use_script(WORKED_RUN)
-    instance.must("run", "reviewer", "--policy", "run", "check the last commit")
-
-    [only] = missions(instance)
-
-    assert (only.agent, only.envelope, only.status) == ("reviewer", "run", "landed")
+    steps=[step("run", "reviewer", "--policy", "run", "check the last commit")],
+    probes=[
+        probe(
+            "missions",
+            lambda i: [(m.agent, m.envelope, m.status) for m in missions(i)],
+            expect=[("reviewer", "run", "landed")],
+        )
+    ],
+)

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from harness import Case, Instance, Script, defect, open_acp, probe, route, step
+import re
+
+from harness import Case, Instance, Probe, Script, defect, open_acp, probe, route, step
 from harness.probes import models
 
 # A model whose script declares neither reasoning nor image input, so an
@@ -17,12 +19,22 @@ def _flags(instance: Instance) -> list[tuple[str, bool, bool]]:
     return [(m.name, m.think, m.vision) for m in models(instance)]
 
 
-def test_model_has_exactly_list_set_context_and_capability(instance: Instance) -> None:
-    help_text = instance.must("model", "--help").stdout
-
-    section = help_text.split("Available Commands:", 1)[1].split("\n\n", 1)[0]
-    commands = sorted(line.split()[0] for line in section.splitlines() if line.strip())
-    assert commands == ["capability", "list", "set-context"], help_text
+MODEL_HAS_EXACTLY_THREE_COMMANDS = Case(
+    name="model has exactly list set context and capability",
+    init=False,
+    steps=[
+        step(
+            "model",
+            "--help",
+            # The Available Commands block, whole: these three and nothing else.
+            stdout_has=[
+                re.compile(
+                    r"Available Commands:\n +capability +.*\n +list +.*\n +set-context +.*\n\n"
+                )
+            ],
+        )
+    ],
+)
 
 
 SET_CONTEXT_FOR_A_LISTED_MODEL = Case(
@@ -117,8 +129,8 @@ SET_CONTEXT_NEEDS_CONTEXT = Case(
     "'Override the locally stored context window for a model … Useful when a backend reports "
     "a different (or no) context size than the model actually supports.'"
 )
+# function: needs an ACP client (acp refuses what exceeds the context; chat does not)
 def test_a_context_override_bounds_what_the_model_is_sent(instance: Instance) -> None:
-    # function: needs an ACP client (acp refuses what exceeds the context; chat does not)
     instance.init()
     instance.use_script(Script(turns=[route(), "this must not be served"]))
     instance.must("doctor")
@@ -172,17 +184,23 @@ CAPABILITY_SET_VISION = Case(
 )
 
 
-def test_a_capability_override_shows_in_model_list(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(PLAIN)
-    assert _flags(instance) == [("scripted-test", False, False)]
+SET_CAPABILITY = ("model", "capability", "set", "scripted-test", "scripted-test")
 
-    instance.must("model", "capability", "set", "scripted-test", "scripted-test", "--think", "true")
-    instance.must(
-        "model", "capability", "set", "scripted-test", "scripted-test", "--vision", "true"
-    )
 
-    assert _flags(instance) == [("scripted-test", True, True)]
+def _flags_are(expect: list[tuple[str, bool, bool]]) -> Probe:
+    return probe("model list: name, think, vision", _flags, expect=expect)
+
+
+A_CAPABILITY_OVERRIDE_SHOWS_IN_MODEL_LIST = Case(
+    name="a capability override shows in model list",
+    script=PLAIN,
+    steps=[
+        _flags_are([("scripted-test", False, False)]),
+        step(*SET_CAPABILITY, "--think", "true"),
+        step(*SET_CAPABILITY, "--vision", "true"),
+        _flags_are([("scripted-test", True, True)]),
+    ],
+)
 
 
 CAPABILITY_SHOW = Case(
@@ -206,16 +224,23 @@ CAPABILITY_SHOW = Case(
 )
 
 
-def test_capability_unset_reverts_to_what_the_backend_declares(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(PLAIN)
-    instance.must("model", "capability", "set", "scripted-test", "scripted-test", "--think", "true")
-
-    instance.must("model", "capability", "unset", "scripted-test", "scripted-test")
-
-    assert _flags(instance) == [("scripted-test", False, False)]
-    shown = instance.must("model", "capability", "show", "scripted-test", "scripted-test")
-    assert "No capability override for scripted-test/scripted-test." in shown.stdout, shown
+CAPABILITY_UNSET_REVERTS = Case(
+    name="capability unset reverts to what the backend declares",
+    script=PLAIN,
+    steps=[
+        step(*SET_CAPABILITY, "--think", "true"),
+        step("model", "capability", "unset", "scripted-test", "scripted-test"),
+        _flags_are([("scripted-test", False, False)]),
+        step(
+            "model",
+            "capability",
+            "show",
+            "scripted-test",
+            "scripted-test",
+            stdout_has=["No capability override for scripted-test/scripted-test."],
+        ),
+    ],
+)
 
 
 CAPABILITY_SET_NEEDS_A_FLAG = Case(

@@ -55,10 +55,10 @@ def _prepared(instance: Instance) -> None:
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     service = serve_http(instance)
 
     added = instance.must("tools", "add", "svc", "--url", service.url)
@@ -72,10 +72,10 @@ def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_tools(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     service = _service(
         instance, "--header", "X-Tenant: hdr-show-1181", "--inject", "tenant_id=inj-show-2292"
     )
@@ -92,10 +92,10 @@ def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _service(instance)
 
     tools = _shown_tools(instance.must("tools", "show", "svc").stdout)
@@ -109,8 +109,8 @@ def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _service(instance)
 
     show = instance.must("tools", "show", "svc").stdout
@@ -129,10 +129,10 @@ def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instanc
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_a_local_spec_file_replaces_the_discovered_document_while_calls_go_to_the_url(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     subset = {**OPENAPI, "paths": {"/weather": OPENAPI["paths"]["/weather"]}}
     spec = instance.write("subset.json", json.dumps(subset))
@@ -267,10 +267,10 @@ TOOLS_REMOVE = Case(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     subset = {**OPENAPI, "paths": {"/weather": OPENAPI["paths"]["/weather"]}}
     instance.write("subset.json", json.dumps(subset))
     service = serve_http(instance)
@@ -289,10 +289,10 @@ def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_model(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     service = _service(instance, "--header", "X-Tenant: hdr-remote-8812")
 
@@ -314,10 +314,10 @@ def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_mod
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_the_model_calls_a_remote_operation_by_its_tool_name_with_its_arguments(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     service = _service(instance)
 
@@ -343,8 +343,8 @@ _INJECT_IGNORED = (
 
 
 @defect(_INJECT_IGNORED)
+# function: needs a server the harness starts
 def test_an_injected_argument_reaches_every_call(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     service = _service(instance, "--inject", "tenant_id=inj-remote-5501")
 
@@ -363,8 +363,8 @@ def test_an_injected_argument_reaches_every_call(instance: Instance) -> None:
 
 
 @defect(_INJECT_IGNORED)
+# function: needs a server the harness starts
 def test_an_injected_argument_wins_over_the_models_value(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     service = _service(instance, "--inject", "tenant_id=inj-remote-5502")
 
@@ -382,8 +382,8 @@ def test_an_injected_argument_wins_over_the_models_value(instance: Instance) -> 
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     _service(instance, "--inject", "tenant_id=inj-remote-5503")
 
@@ -398,10 +398,10 @@ def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> No
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     service = serve_http(instance)
     instance.must(
@@ -447,10 +447,10 @@ def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
+# function: needs a server the harness starts
 def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     _prepared(instance)
     service = serve_http(instance)
     instance.must(
@@ -484,10 +484,10 @@ def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_deleted(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     service = serve_http(instance)
     instance.init()
     declaration = instance.home / ".contenox" / "agents" / "biller.md"
@@ -520,10 +520,10 @@ def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_
     "the flag. remote.md: '`--insecure-skip-tls-verify` disables TLS certificate verification "
     "entirely'"
 )
+# function: needs a server the harness starts
 def test_insecure_skip_tls_verify_reaches_a_service_with_a_self_signed_certificate(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     service = serve_http(instance, tls=True)
 
     added = instance.must(
@@ -538,10 +538,10 @@ def test_insecure_skip_tls_verify_reaches_a_service_with_a_self_signed_certifica
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: needs a server the harness starts
 def test_without_insecure_skip_tls_verify_a_self_signed_service_is_refused(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     service = serve_http(instance, tls=True)
 
     added = instance.must("tools", "add", "strict", "--url", service.url)

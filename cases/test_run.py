@@ -7,7 +7,7 @@ from harness import (
     Instance,
     Script,
     Turn,
-    defect,
+    column,
     mission_finish,
     mission_report,
     probe,
@@ -104,29 +104,42 @@ A_STUCK_RUN_EXITS_NONZERO_AND_SAYS_WHY = Case(
 PIPED = "the piped body\n"
 
 
-@defect(
-    "`echo 'the piped body' | contenox run --policy run 'summarise this'` (after init, a "
-    "scripted backend as the default) exits 1 with 'Error: intent must be a single line' "
-    "and fires no mission. Contradicts `contenox run --help`: 'Piped stdin is the material "
-    "the task is about … the piped body travels inside it, appended to the task between "
-    "--- begin piped stdin --- and --- end piped stdin ---' (contenox-cli.md does not "
-    "mention piped stdin at all)."
+PIPED_STDIN_TRAVELS_IN_THE_INTENT = Case(
+    name="piped stdin travels inside the mission intent",
+    script=WORKED_RUN_DIALOG,
+    steps=[
+        # The narration keeps one line and counts the body; the record keeps it whole.
+        step(
+            "run",
+            "--policy",
+            "run",
+            "summarise this",
+            stdin=PIPED,
+            notices_has=["bytes piped stdin)"],
+        ),
+        step("mission", "list", capture={"mission": column("ID")}),
+        step(
+            "mission",
+            "show",
+            "{mission}",
+            stdout_has=[
+                "summarise this\n\n--- begin piped stdin ---\nthe piped body\n"
+                "--- end piped stdin ---"
+            ],
+        ),
+    ],
+    defect=(
+        "`echo 'the piped body' | contenox run --policy run 'summarise this'` (after init, a "
+        "scripted backend as the default) exits 1 with 'Error: intent must be a single line' "
+        "and fires no mission. Contradicts `contenox run --help`: 'Piped stdin is the material "
+        "the task is about … the piped body travels inside it, appended to the task between "
+        "--- begin piped stdin --- and --- end piped stdin ---' (contenox-cli.md does not "
+        "mention piped stdin at all)."
+    ),
 )
-def test_piped_stdin_travels_inside_the_mission_intent(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(WORKED_RUN_DIALOG)
-    result = instance.must("run", "--policy", "run", "summarise this", stdin=PIPED)
-
-    [fired] = missions(instance)
-    shown = instance.must("mission", "show", fired.id)
-
-    # The narration keeps one line and counts the body; the record keeps it whole.
-    assert "bytes piped stdin)" in result.notices, result.describe()
-    shown.assert_stdout_contains(
-        "summarise this\n\n--- begin piped stdin ---\nthe piped body\n--- end piped stdin ---"
-    )
 
 
+# function: what it checks depends on the run's exit code
 def test_piped_stdin_is_never_silently_dropped_from_a_run(instance: Instance) -> None:
     # Whatever else happens to a piped body (see the quarantined case above), a run
     # must not land a mission that never saw it: either the mission carries the

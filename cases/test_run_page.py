@@ -6,24 +6,29 @@ The worked run itself (report on stdout, announcement on stderr, exit 0) is
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
+    Probe,
     Script,
     ToolCall,
     Turn,
+    await_ask,
+    background,
     mission_finish,
     mission_report,
     probe,
-    start_contenox,
+    respond,
+    satisfies,
     step,
+    wait,
 )
+from harness.case import Action
 from harness.probes import (
     approvals,
-    approve,
-    await_approval,
     captured_requests,
     captured_units,
     missions,
@@ -336,154 +341,108 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
 # --- what a run can reach -------------------------------------------------------------------
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_run_serves_read_file_itself_rooted_where_it_started(instance: Instance) -> None:
-    # function: needs the tool results read back from `state show --raw`
-    instance.init()
-    instance.write("notes.txt", "the retry budget is three\n")
-    instance.use_script(
-        Script(
-            turns=[
-                Turn(text="Reading.", tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
-                Turn(tool_calls=[mission_report("result", "read the notes")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
-        )
+def _unit(text: str, call: ToolCall, summary: str) -> Script:
+    """A unit that makes ``call``, reports ``summary`` and lands."""
+    return Script(
+        turns=[
+            Turn(text=text, tool_calls=[call]),
+            Turn(tool_calls=[mission_report("result", summary)]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        ]
     )
 
-    instance.must("run", "--policy", "run", "read notes.txt")
 
-    results = _tool_results(instance)
-    assert "the retry budget is three\n" in results, results
+def _results(promise: str, check: Callable[[list[str]], bool]) -> Probe:
+    return probe("tool results", _tool_results, expect=satisfies(check, promise))
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+# snapshot=False on every case below: each records the captured state of a run whose
+# closing turn after mission_finish is served only sometimes, so that state differs from
+# run to run.
+RUN_SERVES_READ_FILE_ITSELF = Case(
+    name="run serves read file itself rooted where it started",
+    files={"notes.txt": "the retry budget is three\n"},
+    script=_unit("Reading.", ToolCall("read_file", {"path": "notes.txt"}), "read the notes"),
+    steps=[step("run", "--policy", "run", "read notes.txt")],
+    probes=[_results("the notes were read", lambda rs: "the retry budget is three\n" in rs)],
+    snapshot=False,
 )
-def test_run_serves_local_shell_itself_once_the_envelope_lets_it_through(
-    instance: Instance,
-) -> None:
-    # function: needs background (the `run` envelope gates local_shell; answered from outside)
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[
-                Turn(
-                    text="Running.",
-                    tool_calls=[
-                        ToolCall("local_shell", {"command": "echo", "args": ["shell says hi"]})
-                    ],
-                ),
-                Turn(tool_calls=[mission_report("result", "ran the shell")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
-        )
-    )
-    run = start_contenox(instance, "run", "--policy", "run", "say hi through the shell")
-    ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
-
-    approve(instance, ask.id)
-    result = run.wait(timeout=120)
-
-    result.assert_success()
-    assert any("shell says hi" in r for r in _tool_results(instance)), _tool_results(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+def _shell_once_approved(*args: str, env: dict[str, str] | None = None) -> list[Action]:
+    """A run whose local_shell call the `run` envelope gates, approved from outside."""
+    return [
+        background("run", "run", "--policy", "run", *args, env=env or {}),
+        await_ask("ask", tool="local_shell.local_shell", timeout=60),
+        respond("ask", "approve"),
+        wait("run", timeout=120),
+    ]
+
+
+RUN_SERVES_LOCAL_SHELL_ONCE_LET_THROUGH = Case(
+    name="run serves local shell itself once the envelope lets it through",
+    script=_unit(
+        "Running.",
+        ToolCall("local_shell", {"command": "echo", "args": ["shell says hi"]}),
+        "ran the shell",
+    ),
+    steps=_shell_once_approved("say hi through the shell"),
+    probes=[_results("the shell ran", lambda rs: any("shell says hi" in r for r in rs))],
+    snapshot=False,
 )
-def test_run_local_shell_runs_under_the_sandbox_env_scrub(instance: Instance) -> None:
-    # function: needs background (the gated local_shell is approved from another process)
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[
-                Turn(text="Looking.", tool_calls=[ToolCall("local_shell", {"command": "env"})]),
-                Turn(tool_calls=[mission_report("result", "read the environment")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
-        )
-    )
-    run = start_contenox(
-        instance,
-        "run",
-        "--policy",
-        "run",
+
+
+def _env_dump_keeps_no_secret(results: list[str]) -> bool:
+    [env_dump] = [r for r in results if "E2E_PLAIN_SETTING" in r]
+    return "sk-never-show-this" not in env_dump
+
+
+RUN_LOCAL_SHELL_SCRUBS_THE_ENV = Case(
+    name="run local shell runs under the sandbox env scrub",
+    script=_unit("Looking.", ToolCall("local_shell", {"command": "env"}), "read the environment"),
+    steps=_shell_once_approved(
         "print the environment",
         env={"E2E_PAYMENT_API_KEY": "sk-never-show-this", "E2E_PLAIN_SETTING": "visible"},
-    )
-    ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
-
-    approve(instance, ask.id)
-    run.wait(timeout=120).assert_success()
-
-    [env_dump] = [r for r in _tool_results(instance) if "E2E_PLAIN_SETTING" in r]
+    ),
     # deny-secrets, the default for agent shells, keeps ordinary variables and
     # strips the credential shapes (*_KEY among them).
-    assert "sk-never-show-this" not in env_dump, env_dump
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+    probes=[_results("one env dump, without the key's value", _env_dump_keeps_no_secret)],
+    snapshot=False,
 )
-def test_run_reaches_the_in_process_toolsets(instance: Instance) -> None:
-    # function: needs the tool results read back from `state show --raw`
-    instance.init()
-    instance.write("notes.txt", "twelve bytes")
-    instance.use_script(
-        Script(
-            turns=[
-                Turn(text="Checking.", tool_calls=[ToolCall("stat_file", {"path": "notes.txt"})]),
-                Turn(tool_calls=[mission_report("result", "stat the notes")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
+
+RUN_REACHES_THE_IN_PROCESS_TOOLSETS = Case(
+    name="run reaches the in process toolsets",
+    files={"notes.txt": "twelve bytes"},
+    script=_unit("Checking.", ToolCall("stat_file", {"path": "notes.txt"}), "stat the notes"),
+    steps=[step("run", "--policy", "run", "stat notes.txt")],
+    probes=[
+        _results(
+            "stat_file answered about notes.txt (12 bytes), nothing was not found",
+            lambda rs: (
+                any("notes.txt" in r and "12" in r for r in rs)
+                and not any("not found" in r for r in rs)
+            ),
         )
-    )
-
-    instance.must("run", "--policy", "run", "stat notes.txt")
-
-    results = _tool_results(instance)
-    assert any("notes.txt" in r and "12" in r for r in results), results
-    assert not any("not found" in r for r in results), results
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+    ],
+    snapshot=False,
 )
-def test_a_call_the_envelope_denies_does_not_run(instance: Instance) -> None:
-    # function: needs the workspace and the tool results after the run
-    instance.init()
-    (instance.work / ".git").mkdir()
-    instance.use_script(
-        Script(
-            turns=[
-                Turn(
-                    text="Writing.",
-                    tool_calls=[
-                        ToolCall("write_file", {"path": ".git/config", "content": "[core]\n"})
-                    ],
-                ),
-                Turn(tool_calls=[mission_report("result", "tried to write")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
-        )
-    )
 
-    instance.must("run", "--policy", "run", "write the git config")
-
-    assert not (instance.work / ".git" / "config").exists()
-    results = _tool_results(instance)
-    assert any("denied" in r.lower() for r in results), results
-    assert approvals(instance) == [], "a denied call must not wait for a human"
+A_DENIED_CALL_DOES_NOT_RUN = Case(
+    name="a call the envelope denies does not run",
+    # A .git directory for the write to aim at.
+    files={".git/description": "scratch\n"},
+    script=_unit(
+        "Writing.",
+        ToolCall("write_file", {"path": ".git/config", "content": "[core]\n"}),
+        "tried to write",
+    ),
+    steps=[step("run", "--policy", "run", "write the git config")],
+    probes=[
+        workspace_file(".git/config", expect=None),
+        _results("the call was denied", lambda rs: any("denied" in r.lower() for r in rs)),
+        # A denied call must not wait for a human.
+        probe("approvals", approvals, expect=[]),
+    ],
+    snapshot=False,
+)

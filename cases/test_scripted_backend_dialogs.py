@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from dialogs import WORKED_RUN, WORKED_RUN_REPORT
 from harness import (
     Capabilities,
     Case,
@@ -25,7 +26,7 @@ from harness import (
     ToolCall,
     Turn,
     Usage,
-    defect,
+    group,
     mission_finish,
     mission_report,
     open_acp,
@@ -35,6 +36,7 @@ from harness import (
     satisfies,
     start_contenox,
     step,
+    write,
 )
 from harness.probes import (
     approvals,
@@ -44,6 +46,7 @@ from harness.probes import (
     mission_reports,
     missions,
     models,
+    the_captured_run,
 )
 
 # --------------------------------------------------------------------------- helpers
@@ -78,19 +81,19 @@ def _exhausted(path: object, op: str, turn: int) -> str:
 BYTE_EXACT = 'Ünïcødé — two  spaces, a\ttab, "quotes" & <angle> {braces} $HOME `ticks`'
 
 
-# A function: it compares one command's whole stdout with another's.
-def test_the_same_dialog_replays_the_same_reply_byte_for_byte_every_time(
-    instance: Instance,
-) -> None:
-    _scripted(instance, Script(turns=[BYTE_EXACT]))
+def _whole(text: str) -> re.Pattern[str]:
+    """An expectation that the stream is exactly ``text``, nothing before or after."""
+    return re.compile(rf"\A{re.escape(text)}\Z")
 
-    first = instance.must("chat", "say something")
-    second = instance.must("chat", "say something")
 
-    assert first.stdout == BYTE_EXACT + "\n", first.describe()
-    assert second.stdout == first.stdout, (
-        f"the second run printed something else:\n{first.stdout!r}\n{second.stdout!r}"
-    )
+THE_SAME_DIALOG_REPLAYS_BYTE_FOR_BYTE = Case(
+    name="the same dialog replays the same reply byte for byte every time",
+    script=Script(turns=[BYTE_EXACT]),
+    steps=[
+        step("chat", "say something", stdout_has=[_whole(BYTE_EXACT + "\n")]),
+        step("chat", "say something", stdout_has=[_whole(BYTE_EXACT + "\n")]),
+    ],
+)
 
 
 # --------------------------------------------------------------------------- the script
@@ -107,30 +110,26 @@ A_BARE_ARRAY_IS_A_VALID_SCRIPT = Case(
 )
 
 
-# A function: it checks where the agent's text starts and ends around the tool call.
-def test_a_turn_with_text_and_a_tool_call_shows_the_text_and_dispatches_the_call(
-    instance: Instance,
-) -> None:
-    instance.write("notes.txt", "the answer is 42\n")
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    text="Reading the notes.",
-                    tool_calls=[ToolCall("read_file", {"path": "notes.txt"})],
-                ),
-                "Read them.",
-            ]
-        ),
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("read the notes")
-
-    assert turn.text.startswith("Reading the notes."), turn.describe()
-    assert turn.paths_read == [str(instance.work / "notes.txt")], turn.describe()
-    assert turn.text.endswith("Read them."), turn.describe()
+TEXT_AND_A_TOOL_CALL_IN_ONE_TURN = Case(
+    name="a turn with text and a tool call shows the text and dispatches the call",
+    files={"notes.txt": "the answer is 42\n"},
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                text="Reading the notes.", tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]
+            ),
+            "Read them.",
+        ]
+    ),
+    steps=[
+        prompt(
+            "read the notes",
+            text_has=[re.compile(r"\AReading the notes\."), re.compile(r"Read them\.\Z")],
+            files_read=["notes.txt"],
+        )
+    ],
+)
 
 
 # --------------------------------------------------------------------------- document fields
@@ -153,7 +152,7 @@ CONTEXT_LENGTH_DEFAULTS_TO_32768 = Case(
 )
 
 
-# A function: it checks the prompt's JSON-RPC error, which prompt() does not expose.
+# function: it checks the prompt's JSON-RPC error, which prompt() does not expose.
 def test_acp_refuses_a_request_that_needs_more_than_the_context_length(
     instance: Instance,
 ) -> None:
@@ -255,6 +254,7 @@ CHAT_FALSE_IS_REFUSED = Case(
 # --------------------------------------------------------------------------- turn fields
 
 
+# function: it counts the turn's message chunks, which prompt() does not expose.
 def test_a_turns_text_is_streamed_in_several_chunks(instance: Instance) -> None:
     text = "Here is a reply long enough to arrive in several pieces."
     _scripted(instance, Script(turns=[route(), text]))
@@ -266,7 +266,7 @@ def test_a_turns_text_is_streamed_in_several_chunks(instance: Instance) -> None:
     assert turn.text == text, turn.describe()
 
 
-# A function: it checks the thought channel of the turn, which prompt() does not expose.
+# function: it checks the thought channel of the turn, which prompt() does not expose.
 def test_thinking_arrives_on_the_thinking_channel_not_in_the_reply(instance: Instance) -> None:
     _scripted(
         instance,
@@ -279,41 +279,44 @@ def test_thinking_arrives_on_the_thinking_channel_not_in_the_reply(instance: Ins
     assert turn.text == "The visible answer.", turn.describe()
 
 
-# A function: it searches the raw captured units of the request for the trace.
-@defect(
-    "a turn scripted with thinking 'A private trace.' and a read_file call, followed by a "
-    "text turn, over `contenox acp`: `contenox state show <req> --raw` shows the second "
-    "chat_completion (chain-acp-general-agent) was sent the first turn's assistant message with "
-    '"thinking": "A private trace." in its history. Contradicts scripted-test-backend.md, '
-    "Turn fields: 'thinking — … delivered on the thinking channel and never sent back as "
-    "history'."
+def _model_turns_of_the_run(instance: Instance) -> list[Mapping[str, Any]]:
+    """The raw chat_completion units of the one captured run."""
+    return _model_turns(instance, the_captured_run(instance))
+
+
+def _sent_back(instance: Instance) -> list[object]:
+    """Messages of the history sent to the second model turn that carry the thinking trace."""
+    _, second = _model_turns_of_the_run(instance)
+    return [m for m in second["output"]["messages"][:-1] if "A private trace." in json.dumps(m)]
+
+
+THINKING_IS_NEVER_SENT_BACK = Case(
+    name="thinking is never sent back to the model as history",
+    files={"notes.txt": "n\n"},
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                thinking="A private trace.",
+                tool_calls=[ToolCall("read_file", {"path": "notes.txt"})],
+            ),
+            "Done.",
+        ]
+    ),
+    steps=[prompt("read the notes")],
+    probes=[probe("history carrying the thinking trace", _sent_back, expect=[])],
+    defect=(
+        "a turn scripted with thinking 'A private trace.' and a read_file call, followed by a "
+        "text turn, over `contenox acp`: `contenox state show <req> --raw` shows the second "
+        "chat_completion (chain-acp-general-agent) was sent the first turn's assistant message "
+        'with "thinking": "A private trace." in its history. Contradicts '
+        "scripted-test-backend.md, Turn fields: 'thinking — … delivered on the thinking "
+        "channel and never sent back as history'."
+    ),
 )
-def test_thinking_is_never_sent_back_to_the_model_as_history(instance: Instance) -> None:
-    instance.write("notes.txt", "n\n")
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    thinking="A private trace.",
-                    tool_calls=[ToolCall("read_file", {"path": "notes.txt"})],
-                ),
-                "Done.",
-            ]
-        ),
-    )
-    with open_acp(instance) as acp:
-        acp.prompt("read the notes")
-    [request] = captured_requests(instance)
-
-    _, second = _model_turns(instance, request)
-    sent_next = second["output"]["messages"][:-1]
-    carrying = [m for m in sent_next if "A private trace." in json.dumps(m)]
-    assert carrying == [], f"the next model turn was sent the thinking trace back: {carrying}"
 
 
-# A function: it checks each tool call's id and final status; prompt() exposes neither.
+# function: it checks each tool call's id and final status; prompt() exposes neither.
 def test_a_tool_call_without_an_id_gets_a_generated_one(instance: Instance) -> None:
     instance.write("notes.txt", "n\n")
     _scripted(
@@ -339,23 +342,17 @@ def test_a_tool_call_without_an_id_gets_a_generated_one(instance: Instance) -> N
     assert all(turn.tool_calls[i].get("status") == "completed" for i in ids), turn.describe()
 
 
-# A function: not ported yet (a Case could: prompt(files_read=…, tool_output_has=…)).
-def test_tool_arguments_given_as_a_json_string_reach_the_tool_parsed(instance: Instance) -> None:
-    instance.write("notes.txt", "from a string\n")
-    _scripted(
-        instance,
-        Script(
-            turns=[route(), Turn(tool_calls=[ToolCall("read_file", '{"path": "notes.txt"}')]), "ok"]
-        ),
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("read")
-
-    assert turn.paths_read == [str(instance.work / "notes.txt")], turn.describe()
-    assert "from a string" in str(turn.tool_outputs), turn.describe()
+ARGUMENTS_AS_A_JSON_STRING_ARE_PARSED = Case(
+    name="tool arguments given as a json string reach the tool parsed",
+    files={"notes.txt": "from a string\n"},
+    script=Script(
+        turns=[route(), Turn(tool_calls=[ToolCall("read_file", '{"path": "notes.txt"}')]), "ok"]
+    ),
+    steps=[prompt("read", files_read=["notes.txt"], tool_output_has=["from a string"])],
+)
 
 
-# A function: it checks one tool call's final status, which prompt() does not expose.
+# function: it checks one tool call's final status, which prompt() does not expose.
 def test_malformed_tool_arguments_reach_the_engine_as_raw_text(instance: Instance) -> None:
     _scripted(
         instance,
@@ -378,26 +375,23 @@ def test_malformed_tool_arguments_reach_the_engine_as_raw_text(instance: Instanc
     assert "failed to unmarshal tool arguments for local_fs.read_file" in message, turn.describe()
 
 
-# A function: it reads finishReason from the raw captured units.
-def test_finish_reason_defaults_to_tool_calls_then_stop(instance: Instance) -> None:
-    instance.write("notes.txt", "n\n")
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                route(),
-                Turn(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
-                "Done.",
-            ]
-        ),
-    )
-    with open_acp(instance) as acp:
-        acp.prompt("read")
-    [request] = captured_requests(instance)
+READING_THE_NOTES = Script(
+    turns=[route(), Turn(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]), "Done."]
+)
 
-    reasons = [u.get("finishReason") for u in _model_turns(instance, request)]
-    assert reasons == ["tool_calls", "stop"], reasons
-
+FINISH_REASON_DEFAULTS = Case(
+    name="finish reason defaults to tool calls then stop",
+    files={"notes.txt": "n\n"},
+    script=READING_THE_NOTES,
+    steps=[prompt("read")],
+    probes=[
+        probe(
+            "finish reasons",
+            lambda i: [u.get("finishReason") for u in _model_turns_of_the_run(i)],
+            expect=["tool_calls", "stop"],
+        )
+    ],
+)
 
 FINISH_REASON_LENGTH_ENDS_THE_TURN_AS_CUT_OFF = Case(
     name="finish reason length ends the turn as cut off",
@@ -412,55 +406,81 @@ FINISH_REASON_LENGTH_ENDS_THE_TURN_AS_CUT_OFF = Case(
 )
 
 
-# A function: it reads tokenUsage from the raw captured units.
-@defect(
-    "a turn scripted with usage {prompt_tokens: 111, completion_tokens: 22, total_tokens: "
-    "133}, over `contenox acp`: `contenox state show <req> --raw` records tokenUsage "
-    "{prompt: 0, completion: 3, total: 3} for it — exactly what the same turn without usage "
-    "records — and the ACP usage_update says used 8964 either way. Contradicts "
-    "scripted-test-backend.md, Turn fields: 'usage … reported as the turn's token "
-    "accounting', and Limitations: 'Token counts come from the estimating tokenizer … "
-    "unless a turn declares usage'."
+DECLARED_USAGE_IS_THE_TOKEN_ACCOUNTING = Case(
+    name="a turns declared usage is reported as its token accounting",
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                text="counted reply",
+                usage=Usage(prompt_tokens=111, completion_tokens=22, total_tokens=133),
+            ),
+        ]
+    ),
+    steps=[prompt("hello")],
+    probes=[
+        probe(
+            "token usage",
+            lambda i: [u.get("tokenUsage") for u in _model_turns_of_the_run(i)],
+            expect=[{"prompt": 111, "completion": 22, "total": 133}],
+        )
+    ],
+    defect=(
+        "a turn scripted with usage {prompt_tokens: 111, completion_tokens: 22, total_tokens: "
+        "133}, over `contenox acp`: `contenox state show <req> --raw` records tokenUsage "
+        "{prompt: 0, completion: 3, total: 3} for it — exactly what the same turn without "
+        "usage records — and the ACP usage_update says used 8964 either way. Contradicts "
+        "scripted-test-backend.md, Turn fields: 'usage … reported as the turn's token "
+        "accounting', and Limitations: 'Token counts come from the estimating tokenizer … "
+        "unless a turn declares usage'."
+    ),
 )
-def test_a_turns_declared_usage_is_reported_as_its_token_accounting(instance: Instance) -> None:
-    usage = Usage(prompt_tokens=111, completion_tokens=22, total_tokens=133)
-    _scripted(instance, Script(turns=[route(), Turn(text="counted reply", usage=usage)]))
-    with open_acp(instance) as acp:
-        acp.prompt("hello")
-    [request] = captured_requests(instance)
-
-    [turn] = _model_turns(instance, request)
-    assert turn.get("tokenUsage") == {"prompt": 111, "completion": 22, "total": 133}, turn
 
 
-# A function: it compares token counts across two captured requests.
-def test_without_declared_usage_token_counts_are_estimated_from_the_text(
-    instance: Instance,
-) -> None:
-    long = " ".join(f"word{n}" for n in range(60))
-    _scripted(instance, Script(turns=[route(), "short", route(), long]))
-    with open_acp(instance) as acp:
-        acp.prompt("one")
-        acp.prompt("two")
-    first, second = captured_requests(instance)
-
-    [short_turn] = _model_turns(instance, first)
-    [long_turn] = _model_turns(instance, second)
-    short_count = short_turn["tokenUsage"]["completion"]
-    long_count = long_turn["tokenUsage"]["completion"]
-    assert 0 < short_count < long_count, (short_turn["tokenUsage"], long_turn["tokenUsage"])
+def _completion_counts(instance: Instance) -> list[int]:
+    """The completion token count of the one model turn of each captured request, in order."""
+    counts = []
+    for request in captured_requests(instance):
+        [turn] = _model_turns(instance, request)
+        counts.append(int(turn["tokenUsage"]["completion"]))
+    return counts
 
 
-# A function: it writes a dialog no Script can express (an empty turn).
-def test_an_empty_turn_is_rejected_when_the_script_loads(instance: Instance) -> None:
-    path = _scripted(instance, Script(turns=["fine at add time"]))
-    path.write_text('{"turns": [{"text": "ok"}, {}]}\n', encoding="utf-8")
+LONG_ESTIMATED = " ".join(f"word{n}" for n in range(60))
 
-    result = instance.contenox("chat", "hi")
+UNDECLARED_USAGE_IS_ESTIMATED = Case(
+    name="without declared usage token counts are estimated from the text",
+    script=Script(turns=[route(), "short", route(), LONG_ESTIMATED]),
+    steps=[prompt("one"), prompt("two")],
+    probes=[
+        probe(
+            "completion tokens of the short and the long reply",
+            _completion_counts,
+            expect=satisfies(
+                lambda c: len(c) == 2 and 0 < c[0] < c[1], "two counts, 0 < short < long"
+            ),
+        )
+    ],
+)
 
-    assert result.exit_code != 0, result.describe()
-    assert "fine at add time" not in result.stdout, result.describe()
-    assert f'scripted-test script "{path}" turn 1 is empty' in result.notices, result.describe()
+
+EMPTY_TURN_DIALOG = "an_empty_turn_is_rejected_when_the_script_loads.json"
+
+AN_EMPTY_TURN_IS_REJECTED = Case(
+    name="an empty turn is rejected when the script loads",
+    script=Script(turns=[Turn(text="fine at add time", optional=True)]),
+    steps=[
+        # No Script can express an empty turn: the file is rewritten by hand after `backend add`.
+        write(EMPTY_TURN_DIALOG, '{"turns": [{"text": "ok"}, {}]}\n'),
+        step(
+            "chat",
+            "hi",
+            exit_code="non-zero",
+            stdout_lacks=["fine at add time"],
+            notices_has=['scripted-test script "{dialog}" turn 1 is empty'],
+        ),
+    ],
+)
 
 
 # --------------------------------------------------------------------------- consumption
@@ -476,7 +496,7 @@ TURNS_ARE_SERVED_ONE_PER_MODEL_TURN_IN_FILE_ORDER = Case(
 )
 
 
-# A function: it interleaves ACP prompts with a chat call while one session stays open.
+# function: it interleaves ACP prompts with a chat call while one session stays open.
 def test_chat_and_streaming_calls_draw_from_one_cursor(instance: Instance) -> None:
     _scripted(
         instance,
@@ -559,7 +579,7 @@ A_SECOND_PROCESS_STARTS_AT_TURN_ONE = Case(
 )
 
 
-# A function: it rewrites the dialog while one ACP session stays open between two prompts.
+# function: it rewrites the dialog while one ACP session stays open between two prompts.
 def test_editing_the_script_file_rewinds_it_to_turn_one(instance: Instance) -> None:
     path = _scripted(instance, Script(turns=[route(), "before the edit", route(), "unused"]))
     with open_acp(instance) as acp:
@@ -578,55 +598,59 @@ def test_editing_the_script_file_rewinds_it_to_turn_one(instance: Instance) -> N
 # --------------------------------------------------------------------------- the worked run
 
 
-def test_the_worked_run_prints_its_report_lands_and_keeps_the_report(instance: Instance) -> None:
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                Turn(
-                    text="Filing what I found.",
-                    tool_calls=[mission_report("result", "scripted run reporting home")],
-                ),
-                Turn(tool_calls=[mission_finish("landed")]),
-                # After mission_finish contenox asks for this turn only sometimes.
-                Turn(text="Mission finished.", optional=True),
-            ]
+THE_WORKED_RUN_KEEPS_ITS_REPORT = Case(
+    name="the worked run prints its report lands and keeps the report",
+    script=WORKED_RUN,
+    steps=[
+        step(
+            "run",
+            "--policy",
+            "run",
+            "report what you know",
+            stdout_has=[_whole(WORKED_RUN_REPORT + "\n")],
+            notices_has=[re.compile(r"Mission \S+ finished: landed")],
+            capture={"mission": group(r"Mission (\S+) finished", stream="notices")},
         ),
-    )
-
-    result = instance.must("run", "--policy", "run", "report what you know")
-
-    assert result.stdout == "scripted run reporting home\n", (
-        f"stdout is not the report:\n{result.describe(logs=False)}"
-    )
-    assert re.search(r"Mission \S+ finished: landed", result.notices), result.describe()
-    [fired] = missions(instance)
-    kept = mission_reports(instance, fired.id)
-    assert [(r.kind, r.summary) for r in kept.reports] == [
-        ("result", "scripted run reporting home")
-    ], kept
-
-
-# A function: it builds the exhaustion line from the dialog's path, then reads the mission.
-def test_a_dialog_ending_on_a_tool_call_is_one_turn_short(instance: Instance) -> None:
-    path = _scripted(
-        instance,
-        Script(
-            turns=[Turn(text="Filing.", tool_calls=[mission_report("result", "one turn short")])],
-            runs_past_end=True,
+        probe(
+            "the reports kept",
+            lambda i, m: [(r.kind, r.summary) for r in mission_reports(i, m).reports],
+            "{mission}",
+            expect=[("result", WORKED_RUN_REPORT)],
         ),
-    )
-
-    result = instance.contenox("run", "--policy", "run", "--timeout", "60s", "report")
-
-    assert result.exit_code != 0, result.describe()
-    assert "one turn short" in result.stdout, "the terminal tool call did not land"
-    assert _exhausted(path, "stream", 1).replace('"', '\\"') in result.stderr, result.describe()
-    [fired] = missions(instance)
-    assert fired.status == "derailed", fired
+    ],
+)
 
 
-# A function: it checks the ask id's prefix and that the run is still running meanwhile.
+ONE_TURN_SHORT = Case(
+    name="a dialog ending on a tool call is one turn short",
+    script=Script(
+        turns=[Turn(text="Filing.", tool_calls=[mission_report("result", "one turn short")])],
+        runs_past_end=True,
+    ),
+    steps=[
+        step(
+            "run",
+            "--policy",
+            "run",
+            "--timeout",
+            "60s",
+            "report",
+            exit_code="non-zero",
+            # The terminal tool call landed.
+            stdout_has=["one turn short"],
+            # The structured log line quotes the error, so its quotes are escaped there.
+            stderr_has=[_exhausted("{dialog}", "stream", 1).replace('"', '\\"')],
+        ),
+        probe(
+            "missions",
+            lambda i: [m.status for m in missions(i)],
+            expect=["derailed"],
+        ),
+    ],
+)
+
+
+# function: it checks the ask id's prefix and that the run is still running meanwhile.
 def test_a_gated_call_waits_on_an_ask_raised_against_the_scripted_call_id(
     instance: Instance,
 ) -> None:
@@ -659,36 +683,28 @@ def test_a_gated_call_waits_on_an_ask_raised_against_the_scripted_call_id(
 # --------------------------------------------------------------------------- past the end
 
 
-def test_running_past_the_end_fails_naming_the_script_and_the_turn(instance: Instance) -> None:
-    path = _scripted(
-        instance,
-        Script(turns=[Turn(tool_calls=[ToolCall("echo", {"message": "x"})])], runs_past_end=True),
-    )
+ONE_ECHO_PAST_THE_END = Script(
+    turns=[Turn(tool_calls=[ToolCall("echo", {"message": "x"})])], runs_past_end=True
+)
 
-    result = instance.contenox("chat", "hi")
+RUNNING_PAST_THE_END_NAMES_SCRIPT_AND_TURN = Case(
+    name="running past the end fails naming the script and the turn",
+    script=ONE_ECHO_PAST_THE_END,
+    steps=[step("chat", "hi", exit_code=1, notices_has=[_exhausted("{dialog}", "chat", 1)])],
+)
 
-    assert result.exit_code == 1, f"running past the end did not fail:\n{result.describe()}"
-    assert _exhausted(path, "chat", 1) in result.notices, (
-        f"the error does not name the script and the turn as documented:\n{result.describe()}"
-    )
-
-
-# A function: it asserts stdout is exactly empty.
-def test_running_past_the_end_prints_no_fallback_reply(instance: Instance) -> None:
-    _scripted(
-        instance,
-        Script(turns=[Turn(tool_calls=[ToolCall("echo", {"message": "x"})])], runs_past_end=True),
-    )
-
-    result = instance.contenox("chat", "hi")
-
-    assert result.exit_code != 0, result.describe()
-    assert result.stdout == "", f"a reply was invented past the end:\n{result.describe()}"
+RUNNING_PAST_THE_END_INVENTS_NO_REPLY = Case(
+    name="running past the end prints no fallback reply",
+    script=ONE_ECHO_PAST_THE_END,
+    # stdout is exactly empty: it holds no character at all.
+    steps=[step("chat", "hi", exit_code="non-zero", stdout_lacks=[re.compile(r"[\s\S]")])],
+)
 
 
 # --------------------------------------------------------------------------- limitations
 
 
+# function: it opens a second session in the same agent process.
 def test_two_sessions_in_one_process_share_the_cursor(instance: Instance) -> None:
     _scripted(instance, Script(turns=[route(), "first session's turn", route(), "second's turn"]))
     with open_acp(instance) as acp:
@@ -701,7 +717,7 @@ def test_two_sessions_in_one_process_share_the_cursor(instance: Instance) -> Non
     assert second.text == "second's turn", second.describe()
 
 
-# A function: it checks a tool call's final status and error; prompt() exposes neither.
+# function: it checks a tool call's final status and error; prompt() exposes neither.
 def test_a_different_branch_still_gets_the_next_turn(instance: Instance) -> None:
     _scripted(
         instance,

@@ -22,8 +22,8 @@ from harness import (
     mission_finish,
     mission_report,
     open_acp,
-    open_terminal,
     probe,
+    prompt,
     route,
     satisfies,
     screen,
@@ -179,7 +179,7 @@ RUN_DIALOG = Script(
 )
 
 
-# A function: it checks every served call's log line, and counts them.
+# function: it checks every served call's log line, and counts them.
 def test_run_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     instance: Instance,
 ) -> None:
@@ -193,7 +193,7 @@ def test_run_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     _assert_every_call_logged(result.stderr, path, 2, result.describe())
 
 
-# A function: it checks every served call's log line on the ACP agent's stderr.
+# function: it checks every served call's log line on the ACP agent's stderr.
 def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     instance: Instance,
 ) -> None:
@@ -208,7 +208,7 @@ def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
     _assert_every_call_logged(acp.stderr, path, 2, acp.describe())
 
 
-# A function: it checks every served call's log line, and counts them.
+# function: it checks every served call's log line, and counts them.
 @defect(
     '`contenox chat "say hello"` with a scripted-test backend as the default prints the '
     "scripted reply on stdout and only `Thinking...` on stderr (exit 0): the model call it "
@@ -346,29 +346,24 @@ CHAT_NEEDS_NO_SPECIAL_FLAG = Case(
 )
 
 
-# A function: not ported yet (a Case could: documented registration, then prompt()).
-def test_acp_replies_from_the_scripted_backend_with_no_special_flag(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(Script(turns=[route(), HELLO]))
+ACP_NEEDS_NO_SPECIAL_FLAG = Case(
+    name="acp replies from the scripted backend with no special flag",
+    script=Script(turns=[route(), HELLO]),
+    steps=[prompt("say hello", stop_reason="end_turn", text_has=[re.compile(rf"\A{HELLO}\Z")])],
+)
 
-    with open_acp(instance) as acp:
-        turn = acp.prompt("say hello")
-
-    assert (turn.stop_reason, turn.text) == ("end_turn", HELLO), turn.describe()
-
-
-# A function: not ported yet (a Case could: documented registration, then screen()).
-def test_beam_replies_from_the_scripted_backend_with_no_special_flag(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(Script(turns=[route(), HELLO]))
-
-    # --plain only turns off colour and redraws; it is the way a capture watches beam.
-    term = open_terminal(instance, "beam", "--plain")
-    term.wait_for(COMPOSER, timeout=30)
-    term.send_line("say hello")
-    term.wait_for(HELLO, timeout=60)
-    term.send_line("/quit")
-    assert term.wait_exit(timeout=30) == 0, term.describe()
+BEAM_NEEDS_NO_SPECIAL_FLAG = Case(
+    name="beam replies from the scripted backend with no special flag",
+    script=Script(turns=[route(), HELLO]),
+    steps=[
+        # --plain only turns off colour and redraws; it is the way a capture watches beam.
+        screen(COMPOSER, args=["beam", "--plain"], timeout=30),
+        keys("say hello"),
+        screen(HELLO, timeout=60),
+        keys("/quit"),
+        screen(exits=0, timeout=30),
+    ],
+)
 
 
 NOTHING_REGISTERED = step("backend", "list", stdout_has=["No backends registered."])
@@ -407,32 +402,48 @@ REFUSED_WHEN_ADDED = [
 ]
 
 
-# A function: not ported yet (a Case could, with a file://{work}/… argument).
-def test_script_accepts_a_file_url_and_replays_the_file_it_names(instance: Instance) -> None:
-    instance.init()
-    path = NAMED.write(instance.work / DIALOG_FILE)
-    url = path.as_uri()
-    assert url.startswith("file://")
-
-    instance.must("backend", "add", "scripted", "--type", "scripted-test", "--script", url)
-    instance.must("config", "set", "default-provider", "scripted-test")
-    instance.must("config", "set", "default-model", MODEL)
-
-    assert backend(instance, "scripted").base_url in (str(path), url)
-    instance.must("chat", "say hello").assert_stdout_contains(HELLO)
+def _base_url_names_the_dialog(instance: Instance) -> bool:
+    path = instance.work / DIALOG_FILE
+    return backend(instance, "scripted").base_url in (str(path), path.as_uri())
 
 
-# A function: not ported yet (a Case could, with json_path and {dialog}).
-def test_backend_show_tells_which_dialog_a_scripted_backend_replays(instance: Instance) -> None:
-    path = UNNAMED.write(instance.work / DIALOG_FILE)
-    # A relative filesystem path, as the docs write it.
-    instance.must(
-        "backend", "add", "scripted", "--type", "scripted-test", "--script", "./dialog.json"
-    )
+SCRIPT_ACCEPTS_A_FILE_URL = Case(
+    name="script accepts a file url and replays the file it names",
+    files={DIALOG_FILE: NAMED.dumps()},
+    steps=[
+        step(
+            "backend",
+            "add",
+            "scripted",
+            "--type",
+            "scripted-test",
+            "--script",
+            "file://{work}/" + DIALOG_FILE,
+        ),
+        step("config", "set", "default-provider", "scripted-test"),
+        step("config", "set", "default-model", MODEL),
+        probe("backend show names the dialog", _base_url_names_the_dialog, expect=True),
+        step("chat", "say hello", stdout_has=[HELLO]),
+    ],
+)
 
-    shown = backend(instance, "scripted")
-
-    assert (shown.type, shown.base_url) == ("scripted-test", str(path)), shown.raw
+BACKEND_SHOW_TELLS_THE_DIALOG = Case(
+    name="backend show tells which dialog a scripted backend replays",
+    init=False,
+    files={DIALOG_FILE: UNNAMED.dumps()},
+    steps=[
+        # A relative filesystem path, as the docs write it.
+        step("backend", "add", "scripted", "--type", "scripted-test", "--script", "./dialog.json"),
+        probe(
+            "backend show: type and dialog",
+            lambda i: (
+                (b := backend(i, "scripted")).type,
+                b.base_url == str(i.work / DIALOG_FILE),
+            ),
+            expect=("scripted-test", True),
+        ),
+    ],
+)
 
 
 REMOVED_LIKE_ANY_OTHER = Case(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import Case, Instance, open_terminal, step
+from harness import Case, keys, probe, screen, step
 
 PROVIDERS = [
     "Ollama (local daemon)",
@@ -50,19 +50,26 @@ PIPED_STDIN = Case(
 )
 
 
-def test_setup_at_a_terminal_sets_the_provider_model_and_backend(instance: Instance) -> None:
-    # function: needs a terminal answered prompt by prompt
-    term = open_terminal(instance, "setup")
-    term.wait_for("Provider (1-8, q to quit):", timeout=60)
-    term.send_line("8")
-    term.wait_for("URL:", timeout=30)
-    term.send_line(DEAD_URL)
-    term.wait_for("Model:", timeout=30)
-    term.send_line("my-model")
-    term.wait_for("Config saved", timeout=60)
-    term.wait_exit(timeout=60)
-    assert "my-model" in instance.must("config", "get", "default-model").stdout
-    assert "vllm" in instance.must("config", "get", "default-provider").stdout
-    assert DEAD_URL in instance.must("backend", "list").stdout
-    # The global presets are in place too: ~/.contenox is ready for use.
-    assert (instance.home / ".contenox" / "agents.toml").is_file(), term.describe()
+SETUP_AT_A_TERMINAL = Case(
+    name="setup at a terminal sets the provider model and backend",
+    init=False,
+    steps=[
+        screen("Provider (1-8, q to quit):", args=["setup"], timeout=60),
+        keys("8"),
+        screen("URL:", timeout=30),
+        keys(DEAD_URL),
+        screen("Model:", timeout=30),
+        keys("my-model"),
+        screen("Config saved", timeout=60),
+        screen(exits=0, timeout=60),
+        step("config", "get", "default-model", stdout_has=["my-model"]),
+        step("config", "get", "default-provider", stdout_has=["vllm"]),
+        step("backend", "list", stdout_has=[DEAD_URL]),
+        # The global presets are in place too: ~/.contenox is ready for use.
+        probe(
+            "~/.contenox/agents.toml is a file",
+            lambda i: (i.home / ".contenox" / "agents.toml").is_file(),
+            expect=True,
+        ),
+    ],
+)

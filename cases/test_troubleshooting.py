@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,17 +19,24 @@ import pytest
 from harness import (
     Case,
     Instance,
+    Probe,
     Script,
     ToolCall,
     Turn,
-    defect,
+    await_ask,
+    background,
+    column,
+    json_path,
     mission_finish,
     mission_report,
-    start_contenox,
+    probe,
+    satisfies,
     step,
+    wait,
     wait_until,
+    write,
 )
-from harness.probes import approvals, await_approval, captured_requests, captured_units, missions
+from harness.probes import approvals, captured_requests, captured_units, missions
 
 NOBODY = "http://127.0.0.1:1"
 UNUSED = Script(turns=["unused"])
@@ -186,6 +194,7 @@ A_STALE_POLICY_COPY_IS_NAMED_BY_PATH = Case(
 )
 
 
+# function: deletes a file between two commands
 def test_deleting_a_stale_copy_clears_the_notice(instance: Instance) -> None:
     instance.init()
     instance.use_script(UNUSED)
@@ -198,39 +207,56 @@ def test_deleting_a_stale_copy_clears_the_notice(instance: Instance) -> None:
     assert "predates" not in instance.must("doctor").stdout
 
 
-def test_refresh_policies_rewrites_the_stale_copy_and_the_notice_stops(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(UNUSED)
-    copy = instance.home / ".contenox" / "hitl-policy-default.json"
-    copy.write_text(OLD_DEFAULT_POLICY)
-
-    refreshed = instance.must("init", "--refresh-policies")
-
-    assert f"Refreshed {copy}" in refreshed.stdout + refreshed.stderr, refreshed.describe()
-    assert json.loads(copy.read_text()) != json.loads(OLD_DEFAULT_POLICY)
-    assert "predates" not in instance.must("doctor").stdout
+def _no_longer_the_old_policy(where: Callable[[Instance], Path]) -> Probe:
+    return probe(
+        "the copy is no longer the old policy",
+        lambda i: json.loads(where(i).read_text()) != json.loads(OLD_DEFAULT_POLICY),
+        expect=True,
+    )
 
 
-def test_refresh_policies_never_creates_a_copy(instance: Instance) -> None:
-    instance.init()
-    home = instance.home / ".contenox"
-    before = sorted(p.name for p in home.glob("hitl-policy-*.json"))
+REFRESH_POLICIES_REWRITES_THE_STALE_COPY = Case(
+    name="refresh policies rewrites the stale copy and the notice stops",
+    script=UNUSED,
+    steps=[
+        write("hitl-policy-default.json", OLD_DEFAULT_POLICY, home=True),
+        step(
+            "init",
+            "--refresh-policies",
+            stdout_has=["Refreshed {home}/.contenox/hitl-policy-default.json"],
+        ),
+        _no_longer_the_old_policy(lambda i: i.home / ".contenox" / "hitl-policy-default.json"),
+        step("doctor", stdout_lacks=["predates"]),
+    ],
+)
 
-    instance.must("init", "--refresh-policies")
 
-    assert sorted(p.name for p in home.glob("hitl-policy-*.json")) == before == []
-    assert not list((instance.work / ".contenox").glob("hitl-policy-*.json"))
+def _policy_copies(instance: Instance) -> list[str]:
+    """hitl-policy-*.json at the top of ~/.contenox and of the workspace's .contenox."""
+    return [
+        str(p.relative_to(instance.root))
+        for where in (instance.home / ".contenox", instance.work / ".contenox")
+        for p in sorted(where.glob("hitl-policy-*.json"))
+    ]
 
 
-def test_refresh_policies_also_refreshes_a_workspace_copy_that_shadows_one(
-    instance: Instance,
-) -> None:
-    instance.init()
-    shadow = instance.write(".contenox/hitl-policy-default.json", OLD_DEFAULT_POLICY)
+REFRESH_POLICIES_NEVER_CREATES_A_COPY = Case(
+    name="refresh policies never creates a copy",
+    steps=[
+        probe("policy copies before", _policy_copies, expect=[]),
+        step("init", "--refresh-policies"),
+        probe("policy copies after", _policy_copies, expect=[]),
+    ],
+)
 
-    instance.must("init", "--refresh-policies")
-
-    assert json.loads(shadow.read_text()) != json.loads(OLD_DEFAULT_POLICY)
+REFRESH_POLICIES_REFRESHES_A_WORKSPACE_SHADOW = Case(
+    name="refresh policies also refreshes a workspace copy that shadows one",
+    steps=[
+        write(".contenox/hitl-policy-default.json", OLD_DEFAULT_POLICY),
+        step("init", "--refresh-policies"),
+        _no_longer_the_old_policy(lambda i: i.work / ".contenox" / "hitl-policy-default.json"),
+    ],
+)
 
 
 # --- `doctor` says a trusted-binary declaration stopped matching --------------------------------
@@ -249,6 +275,7 @@ def _trusted_tool(instance: Instance) -> Path:
     return tool
 
 
+# function: copies the shipped envelope init renders, then pins a script in it
 def test_doctor_reports_a_trusted_binary_that_changed_under_its_declaration(
     instance: Instance,
 ) -> None:
@@ -261,6 +288,7 @@ def test_doctor_reports_a_trusted_binary_that_changed_under_its_declaration(
     assert "contenox hitl trust --refresh" in report, report
 
 
+# function: copies the shipped envelope init renders, then pins a script in it
 def test_hitl_trust_list_shows_the_drifted_declaration(instance: Instance) -> None:
     tool = _trusted_tool(instance)
 
@@ -269,6 +297,7 @@ def test_hitl_trust_list_shows_the_drifted_declaration(instance: Instance) -> No
     assert f"BAD  {tool}: does not match the declared hash" in listing, listing
 
 
+# function: copies the shipped envelope init renders, then pins a script in it
 def test_hitl_trust_refresh_rehashes_and_the_drift_notice_stops(instance: Instance) -> None:
     tool = _trusted_tool(instance)
 
@@ -324,34 +353,38 @@ GATED_ECHO = Script(
 )
 
 
-@defect(
-    'after `contenox run --policy run --timeout 2s "echo"` left a checkpointed ask and '
-    "`contenox backend remove scripted` left no usable model, `contenox approvals respond <id> "
-    "--approve` records the verdict anyway: 'verdict for approval <id> recorded, but resuming "
-    "its suspended run failed: … (checkpoint retained with failure annotation): … client "
-    "resolution failed: no models found in runtime state', and `approvals list` then says 'No "
-    "pending asks.' Contradicts guide/troubleshooting.md, Recovering after a crash: 'for a "
-    "checkpointed run, the process proves it can build an engine **before** anything is "
-    "recorded. A process with no usable model configuration is refused outright and the ask "
-    "stays pending'."
+A_RESPONDER_WITH_NO_MODEL_IS_REFUSED = Case(
+    name="a responder with no usable model is refused and the ask stays pending",
+    script=GATED_ECHO,
+    steps=[
+        step("run", "--policy", "run", "--timeout", "3s", "echo hi", exit_code="non-zero"),
+        step("approvals", "list", capture={"ask": column("ID")}),
+        step("backend", "remove", "scripted"),
+        step("approvals", "respond", "{ask}", "--approve", exit_code="non-zero"),
+        step(
+            "approvals",
+            "list",
+            stdout_has=[re.compile(r"^{ask} ", re.M)],
+            stdout_lacks=["No pending asks"],
+        ),
+    ],
+    serves_all_turns=False,
+    defect=(
+        'after `contenox run --policy run --timeout 2s "echo"` left a checkpointed ask and '
+        "`contenox backend remove scripted` left no usable model, `contenox approvals respond "
+        "<id> --approve` records the verdict anyway: 'verdict for approval <id> recorded, but "
+        "resuming its suspended run failed: … (checkpoint retained with failure annotation): "
+        "… client resolution failed: no models found in runtime state', and `approvals list` "
+        "then says 'No pending asks.' Contradicts guide/troubleshooting.md, Recovering after a "
+        "crash: 'for a checkpointed run, the process proves it can build an engine **before** "
+        "anything is recorded. A process with no usable model configuration is refused "
+        "outright and the ask stays pending'."
+    ),
 )
-def test_a_responder_with_no_usable_model_is_refused_and_the_ask_stays_pending(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(GATED_ECHO)
-    instance.contenox("run", "--policy", "run", "--timeout", "3s", "echo hi").assert_failure()
-    [ask] = approvals(instance)
-    instance.must("backend", "remove", "scripted")
-
-    answer = instance.contenox("approvals", "respond", ask.id, "--approve")
-
-    assert answer.exit_code != 0, answer.describe()
-    assert [a.id for a in approvals(instance)] == [ask.id]
 
 
+# function: a loop: polls approvals list until the expired ask is swept
 def test_approvals_list_applies_an_expired_asks_timeout_verdict(instance: Instance) -> None:
-    # function: needs background (waits on the ask expiring, by polling approvals list)
     # The run ends at its ask (torn down, stopped or expired) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
     instance.recorder.demand_checked = False
@@ -376,82 +409,128 @@ def test_approvals_list_applies_an_expired_asks_timeout_verdict(instance: Instan
     assert "No pending asks." in swept, swept
 
 
-def test_mission_stop_abandons_a_mission_and_closes_its_pending_asks(instance: Instance) -> None:
-    # function: needs the mission id printed by an earlier command
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(GATED_ECHO)
-    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "120s", "echo hi")
-    ask = await_approval(instance, 60, tool="native-echo.echo", run=run)
-
-    stopped = instance.contenox("mission", "stop", ask.mission, "--reason", "host is gone")
-    run.wait(timeout=120)
-
-    stopped.assert_success()
-    [mission] = missions(instance)
-    assert mission.status == "abandoned", missions(instance)
-    assert approvals(instance) == []
-    shown = instance.must("mission", "show", ask.mission).stdout
-    assert "host is gone" in shown, shown
+MISSION_STOP_ABANDONS_AND_CLOSES_ASKS = Case(
+    name="mission stop abandons a mission and closes its pending asks",
+    script=GATED_ECHO,
+    steps=[
+        background("run", "run", "--policy", "run", "--timeout", "120s", "echo hi"),
+        await_ask("ask", tool="native-echo.echo", timeout=60),
+        step("mission", "stop", "{ask_mission}", "--reason", "host is gone"),
+        wait("run", exit_code=None, timeout=120),
+        probe("mission statuses", lambda i: [m.status for m in missions(i)], expect=["abandoned"]),
+        probe("approvals", approvals, expect=[]),
+        step("mission", "show", "{ask_mission}", stdout_has=["host is gone"]),
+    ],
+    # The run ends at its ask by design: the turns after it are never asked for.
+    serves_all_turns=False,
+)
 
 
 # --- Filing a bug: `doctor --bundle` ----------------------------------------------------------
 
 
-def test_doctor_bundle_writes_the_zip_it_names_with_the_documented_members(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(UNUSED)
-    out = instance.tmp / "report.zip"
+def _bundle(instance: Instance) -> zipfile.ZipFile:
+    return zipfile.ZipFile(instance.tmp / "report.zip")
 
-    result = instance.must("doctor", "--bundle", "--bundle-out", str(out))
 
-    printed = result.stdout + result.notices
-    assert f"Bundle: {out}" in printed, result.describe()
-    assert "Redacted:" in printed and "Review the file before sharing it." in printed
-    assert "Report:   https://github.com/contenox/contenox/issues/new?" in printed
-    archive = zipfile.ZipFile(out)
-    assert {"doctor.json", "build.txt"} <= set(archive.namelist()), archive.namelist()
+def _bundle_members_and_report(instance: Instance) -> dict[str, bool]:
+    archive = _bundle(instance)
     # doctor.json is the report exactly as --json renders it: the same fields.
     bundled = json.loads(archive.read("doctor.json"))
-    assert set(bundled) == set(json.loads(instance.must("doctor", "--json").stdout)), bundled
-    assert "v1.0.0" in archive.read("build.txt").decode()
+    return {
+        "doctor.json and build.txt are members": {"doctor.json", "build.txt"}
+        <= set(archive.namelist()),
+        "doctor.json has the fields of doctor --json": set(bundled)
+        == set(json.loads(instance.must("doctor", "--json").stdout)),
+        "build.txt names v1.0.0": "v1.0.0" in archive.read("build.txt").decode(),
+    }
 
 
-def test_doctor_json_bundle_keeps_stdout_parseable_json(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(UNUSED)
-    out = instance.tmp / "report.zip"
+BUNDLE = ("doctor", "--bundle", "--bundle-out", "{tmp}/report.zip")
 
-    result = instance.must("doctor", "--json", "--bundle", "--bundle-out", str(out))
+DOCTOR_BUNDLE_WRITES_THE_ZIP = Case(
+    name="doctor bundle writes the zip it names with the documented members",
+    script=UNUSED,
+    steps=[
+        step(
+            *BUNDLE,
+            stdout_has=[
+                "Bundle: {tmp}/report.zip",
+                "Redacted:",
+                "Review the file before sharing it.",
+                "Report:   https://github.com/contenox/contenox/issues/new?",
+            ],
+        ),
+    ],
+    probes=[
+        probe(
+            "the bundle",
+            _bundle_members_and_report,
+            expect={
+                "doctor.json and build.txt are members": True,
+                "doctor.json has the fields of doctor --json": True,
+                "build.txt names v1.0.0": True,
+            },
+        )
+    ],
+    serves_all_turns=False,
+)
 
-    json.loads(result.stdout)
-    assert f"Bundle: {out}" in result.notices, result.describe()
-    assert out.is_file()
+DOCTOR_JSON_BUNDLE_KEEPS_STDOUT_JSON = Case(
+    name="doctor json bundle keeps stdout parseable json",
+    script=UNUSED,
+    steps=[
+        step(
+            "doctor",
+            "--json",
+            "--bundle",
+            "--bundle-out",
+            "{tmp}/report.zip",
+            # Parseable: the whole stdout is one JSON document.
+            capture={"parsed": json_path("resolvedFrom")},
+            notices_has=["Bundle: {tmp}/report.zip"],
+        ),
+        probe("report.zip is a file", lambda i: (i.tmp / "report.zip").is_file(), expect=True),
+    ],
+    serves_all_turns=False,
+)
 
 
-def test_doctor_bundle_redacts_a_key_in_a_telemetry_log(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(UNUSED)
-    instance.write(".contenox/telemetry.log", "request api_key=sk-live-e2e-not-a-real-key ok\n")
-    out = instance.tmp / "report.zip"
+def _bundled_logs(instance: Instance) -> str:
+    archive = _bundle(instance)
+    return "".join(archive.read(n).decode() for n in archive.namelist() if n.startswith("logs/"))
 
-    result = instance.must("doctor", "--bundle", "--bundle-out", str(out))
 
-    archive = zipfile.ZipFile(out)
-    logs = [n for n in archive.namelist() if n.startswith("logs/")]
-    assert logs, archive.namelist()
-    text = "".join(archive.read(n).decode() for n in logs)
-    assert "sk-live-e2e-not-a-real-key" not in text, text
-    assert "api_key=[REDACTED]" in text, text
-    printed = result.stdout + result.notices
-    assert "Redacted: 0 " not in printed, result.describe()
-    # The issue URL carries no log content.
-    [url] = [line for line in printed.splitlines() if "Report:" in line]
-    assert "sk-live" not in url and "api_key" not in url, url
+DOCTOR_BUNDLE_REDACTS_A_KEY = Case(
+    name="doctor bundle redacts a key in a telemetry log",
+    script=UNUSED,
+    files={".contenox/telemetry.log": "request api_key=sk-live-e2e-not-a-real-key ok\n"},
+    steps=[
+        step(
+            *BUNDLE,
+            stdout_has=["Report:   https://"],
+            stdout_lacks=[
+                "Redacted: 0 ",
+                # The issue URL carries no log content.
+                re.compile(r"Report:.*(sk-live|api_key)"),
+            ],
+            notices_lacks=["Redacted: 0 "],
+        ),
+        probe(
+            "the bundled logs",
+            _bundled_logs,
+            expect=satisfies(
+                lambda text: (
+                    bool(text)
+                    and "sk-live-e2e-not-a-real-key" not in text
+                    and "api_key=[REDACTED]" in text
+                ),
+                "logs/ members, the key redacted as api_key=[REDACTED]",
+            ),
+        ),
+    ],
+    serves_all_turns=False,
+)
 
 
 VET_ALL_ALSO_VETS_THE_HOME_CONTENOX = Case(
@@ -530,6 +609,7 @@ def _openai_backend(instance: Instance, url: str, key: str) -> None:
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: a provider stand-in the test serves on loopback
 def test_doctor_says_a_provider_rejected_the_stored_credentials(
     instance: Instance, provider_stand_in: str
 ) -> None:
@@ -547,6 +627,7 @@ def test_doctor_says_a_provider_rejected_the_stored_credentials(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: a provider stand-in the test serves on loopback
 def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
     instance: Instance, provider_stand_in: str
 ) -> None:
@@ -568,6 +649,7 @@ def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
 )
+# function: a provider stand-in the test serves on loopback
 def test_doctor_probes_ollama_host_and_prints_the_pull_and_register_commands(
     instance: Instance, provider_stand_in: str
 ) -> None:
@@ -617,6 +699,7 @@ def _chat_read_with_chain(instance: Instance, token_limit: int | None) -> list[s
     ]
 
 
+# function: edits a copy of the chat chain that init renders
 def test_a_chain_with_no_token_limit_gets_tool_result_too_large_for_every_call(
     instance: Instance,
 ) -> None:
@@ -628,6 +711,7 @@ def test_a_chain_with_no_token_limit_gets_tool_result_too_large_for_every_call(
         assert (payload["error"], payload["max_bytes"]) == ("tool_result_too_large", 0), result
 
 
+# function: edits a copy of the chat chain that init renders
 def test_setting_token_limit_at_the_top_of_the_chain_lets_results_through(
     instance: Instance,
 ) -> None:

@@ -6,13 +6,28 @@ prints on startup says which one it serves.
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from collections.abc import Callable
 
-import pytest
-
-from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, mission_report
+from harness import (
+    Case,
+    Instance,
+    Probe,
+    Script,
+    ToolCall,
+    Turn,
+    background,
+    mission_finish,
+    mission_report,
+    probe,
+    satisfies,
+    signal,
+    step,
+    wait,
+    write,
+)
+from harness.case import Action
 from harness.probes import captured_requests, captured_units
-from harness.process import start_contenox
 
 
 def _reads(path: str) -> Script:
@@ -38,110 +53,120 @@ def _tool_results(instance: Instance) -> list[str]:
     return seen
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+def _results(promise: str, check: Callable[[list[str]], bool]) -> Probe:
+    return probe("tool results", _tool_results, expect=satisfies(check, promise))
+
+
+# snapshot=False on the two below: they record the captured state of a run whose closing turn
+# after mission_finish is served only sometimes, so that state differs from run to run.
+A_RUN_WORKS_WHERE_IT_WAS_STARTED = Case(
+    name="a run works in the directory it was started in",
+    files={"here.txt": "the root copy\n", "sub/here.txt": "the copy in sub\n"},
+    script=_reads("here.txt"),
+    steps=[step("run", "--policy", "run", "read here.txt", cwd="work/sub")],
+    probes=[
+        _results(
+            "the copy in sub was read, the root copy was not",
+            lambda rs: "the copy in sub\n" in rs and "the root copy\n" not in rs,
+        )
+    ],
+    snapshot=False,
 )
-def test_a_run_works_in_the_directory_it_was_started_in(instance: Instance) -> None:
-    # function: needs a cwd other than the workspace root and the tool results afterwards
-    instance.init()
-    instance.write("here.txt", "the root copy\n")
-    instance.write("sub/here.txt", "the copy in sub\n")
-    instance.use_script(_reads("here.txt"))
 
-    instance.must("run", "--policy", "run", "read here.txt", cwd=instance.work / "sub")
-
-    results = _tool_results(instance)
-    assert "the copy in sub\n" in results, results
-    assert "the root copy\n" not in results, results
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+A_RUN_CANNOT_REACH_ABOVE_WHERE_IT_STARTED = Case(
+    name="a run cannot reach above the directory it was started in",
+    files={"here.txt": "the root copy\n"},
+    script=_reads("../here.txt"),
+    steps=[step("run", "--policy", "run", "read ../here.txt", cwd="work/sub")],
+    probes=[
+        _results(
+            "the root copy was not read: the read escapes the allowed directory",
+            lambda rs: (
+                "the root copy\n" not in rs and any("escapes allowed directory" in r for r in rs)
+            ),
+        )
+    ],
+    snapshot=False,
 )
-def test_a_run_cannot_reach_above_the_directory_it_was_started_in(instance: Instance) -> None:
-    # function: needs a cwd other than the workspace root and the tool results afterwards
-    instance.init()
-    instance.write("here.txt", "the root copy\n")
-    (instance.work / "sub").mkdir()
-    instance.use_script(_reads("../here.txt"))
-
-    instance.must("run", "--policy", "run", "read ../here.txt", cwd=instance.work / "sub")
-
-    results = _tool_results(instance)
-    assert "the root copy\n" not in results, results
-    assert any("escapes allowed directory" in r for r in results), results
 
 
-@defect(
-    '`cd .contenox && contenox run --policy run "read workspace.id"` with a scripted '
-    '`read_file {"path": "workspace.id"}` exits 0 and the tool result the model is sent '
-    '(`state show <id> --raw`) is the file\'s content `{"id":"<uuid>"}`: a run started in a '
-    "workspace's `.contenox` serves it as its workspace. Contradicts contenox-cli.md, "
-    "Workspace authority: 'The runtime's own control plane (`~/.contenox` and a workspace's "
-    "`.contenox` — its config, database, and policies) is never a workspace, on any shape.'"
+def _marker_read(instance: Instance) -> bool:
+    marker = (instance.work / ".contenox" / "workspace.id").read_text(encoding="utf-8").strip()
+    return any(marker in r for r in _tool_results(instance))
+
+
+A_WORKSPACES_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
+    name="a workspaces contenox directory is never a workspace",
+    script=_reads("workspace.id"),
+    steps=[
+        step("run", "--policy", "run", "read workspace.id", cwd="work/.contenox", exit_code=None)
+    ],
+    probes=[probe("the marker reached the model", _marker_read, expect=False)],
+    defect=(
+        '`cd .contenox && contenox run --policy run "read workspace.id"` with a scripted '
+        '`read_file {"path": "workspace.id"}` exits 0 and the tool result the model is sent '
+        '(`state show <id> --raw`) is the file\'s content `{"id":"<uuid>"}`: a run started in '
+        "a workspace's `.contenox` serves it as its workspace. Contradicts contenox-cli.md, "
+        "Workspace authority: 'The runtime's own control plane (`~/.contenox` and a "
+        "workspace's `.contenox` — its config, database, and policies) is never a workspace, "
+        "on any shape.'"
+    ),
 )
-def test_a_workspaces_contenox_directory_is_never_a_workspace(instance: Instance) -> None:
-    # function: needs a cwd inside the control plane and the tool results afterwards
-    instance.init()
-    instance.use_script(_reads("workspace.id"))
-    marker = (instance.work / ".contenox" / "workspace.id").read_text(encoding="utf-8")
-
-    control_plane = instance.work / ".contenox"
-    instance.contenox("run", "--policy", "run", "read workspace.id", cwd=control_plane)
-
-    results = _tool_results(instance)
-    assert not any(marker.strip() in r for r in results), results
 
 
-@defect(
-    '`cd ~/.contenox && contenox run --policy run "read agents/README.md"` with a scripted '
-    "`read_file` of `agents/README.md` exits 0 and the model is sent the file's content: a run "
-    "started in `~/.contenox` serves it as its workspace (reading `agents.toml` there works "
-    "too). Contradicts contenox-cli.md, Workspace authority: 'The runtime's own control plane "
-    "(`~/.contenox` and a workspace's `.contenox` …) is never a workspace, on any shape.'"
+def _readme_read(instance: Instance) -> bool:
+    readme = instance.home / ".contenox" / "agents" / "README.md"
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    assert lines, "init seeded an empty agents/README.md"
+    return any(lines[0] in r for r in _tool_results(instance))
+
+
+THE_HOME_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
+    name="the home contenox directory is never a workspace",
+    script=_reads("agents/README.md"),
+    steps=[
+        step(
+            "run", "--policy", "run", "read the agents readme", cwd="home/.contenox", exit_code=None
+        )
+    ],
+    probes=[probe("agents/README.md reached the model", _readme_read, expect=False)],
+    defect=(
+        '`cd ~/.contenox && contenox run --policy run "read agents/README.md"` with a scripted '
+        "`read_file` of `agents/README.md` exits 0 and the model is sent the file's content: a "
+        "run started in `~/.contenox` serves it as its workspace (reading `agents.toml` there "
+        "works too). Contradicts contenox-cli.md, Workspace authority: 'The runtime's own "
+        "control plane (`~/.contenox` and a workspace's `.contenox` …) is never a workspace, on "
+        "any shape.'"
+    ),
 )
-def test_the_home_contenox_directory_is_never_a_workspace(instance: Instance) -> None:
-    # function: needs a cwd inside the control plane and the tool results afterwards
-    instance.init()
-    instance.use_script(_reads("agents/README.md"))
-    control_plane = instance.home / ".contenox"
-    first_line = (control_plane / "agents" / "README.md").read_text(encoding="utf-8").splitlines()
-    assert first_line, "init seeded an empty agents/README.md"
-
-    instance.contenox("run", "--policy", "run", "read the agents readme", cwd=control_plane)
-
-    results = _tool_results(instance)
-    assert not any(first_line[0] in r for r in results), results
 
 
-def _served_workspace(instance: Instance, *args: str) -> str:
-    """Start `contenox serve <args>`, read the workspace its banner names, stop it."""
-    host = start_contenox(instance, "serve", *args)
-    banner = host.wait_for_output("Relay ", stream="stdout", timeout=60)
-    host.interrupt()
-    host.wait(timeout=60)
-    [line] = [x for x in banner.splitlines() if x.strip().startswith("Workspace ")]
-    return line.split("Workspace", 1)[1].strip()
+def _serve_names_workspace(*args: str, workspace: str) -> list[Action]:
+    """Start `contenox serve <args>`, stop it at its ready banner: it names ``workspace``."""
+    return [
+        background("serve", "serve", *args, ready="Relay ", ready_stream="stdout", timeout=60),
+        signal("serve"),
+        wait(
+            "serve",
+            exit_code=None,
+            timeout=60,
+            stdout_has=[re.compile(rf"^ *Workspace +{workspace} *$", re.M)],
+        ),
+    ]
 
 
-def _serving(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(Script(turns=["unused"]))
+# serve stays up until interrupted; its dialog is registered, never asked for.
+SERVE_SERVES_THE_PATH_GIVEN = Case(
+    name="serve serves the path it was given",
+    script=Script(turns=["unused"]),
+    steps=[
+        write("api/README.md", "the api project\n"),
+        *_serve_names_workspace("{work}/api", workspace="{work}/api"),
+    ],
+)
 
-
-def test_serve_serves_the_path_it_was_given(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-    project = instance.work / "api"
-    project.mkdir()
-
-    assert Path(_served_workspace(instance, str(project))) == project
-
-
-def test_serve_with_no_path_serves_the_home_directory(instance: Instance) -> None:
-    # function: needs background (serve stays up until interrupted)
-    _serving(instance)
-
-    assert Path(_served_workspace(instance)) == instance.home
+SERVE_WITH_NO_PATH_SERVES_THE_HOME = Case(
+    name="serve with no path serves the home directory",
+    script=Script(turns=["unused"]),
+    steps=_serve_names_workspace(workspace="{home}"),
+)

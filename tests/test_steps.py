@@ -172,6 +172,30 @@ EDITED = Case(
     result.assert_outcomes(passed=1)
 
 
+def test_a_step_runs_in_the_cwd_it_names_and_a_run_is_ready_on_stdout(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+ELSEWHERE = Case(
+    name="a step runs elsewhere",
+    init=False,
+    steps=[
+        step("pwd", cwd="tmp/other-project", stdout_has=[re.compile(r"/tmp/other-project$", re.M)]),
+        step("pwd", cwd="work/src/deep", stdout_has=["{work}/src/deep"]),
+        step("show-file", "{tmp}/nothing-here", exit_code="non-zero"),
+        background("beam", "beam", stdin="hi\\n", ready="fake beam", ready_stream="stdout"),
+        wait("beam", stdout_has=["Hello from the fake: hi"]),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+    snap = next(suite.path.rglob("test_a_step_runs_elsewhere.yaml")).read_text()
+    assert "in tmp/other-project/" in snap and "[TMP]/other-project" in snap, snap
+
+
 def test_a_json_path_capture_and_a_probe_predicate(suite: pytest.Pytester) -> None:
     result = run_cases(
         suite,
@@ -369,6 +393,16 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         "a command step among the probes",
         _case(step("run"), probes=[step("mission", "list")]),
         ["case 'it runs'", "probes[0] must be a probe(...) or output_of(...)"],
+    ),
+    (
+        "a cwd outside the scratch root",
+        lambda: step("config", "list", cwd="../elsewhere"),
+        ["Step cwd '../elsewhere' leaves the scratch root"],
+    ),
+    (
+        "a ready stream that is no stream",
+        lambda: background("r", "serve", ready="Relay", ready_stream="notices"),
+        ['Background ready_stream must be "stdout" or "stderr"'],
     ),
     (
         "probe that reads nothing",

@@ -119,7 +119,7 @@ class Case:
 
     def _check_steps(self) -> None:
         # Defined before the first step: the scratch dirs and the dialog files.
-        captures: set[str] = {"work", "home"}
+        captures: set[str] = {"work", "home", "tmp"}
         if self.dialogs:
             captures |= {"dialog"} | {f"dialog_{name}" for name in self.dialogs}
         started: set[str] = set()

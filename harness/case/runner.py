@@ -180,7 +180,7 @@ def run_case(case: Case, instance: Instance) -> Transcript:
         run.dialog_paths[name] = instance.use_script(
             script, name=name, filename=case.dialog_filename(name), make_default=False
         )
-    run.captures.update(work=str(instance.work), home=str(instance.home))
+    run.captures.update(work=str(instance.work), home=str(instance.home), tmp=str(instance.tmp))
     for name, path in run.dialog_paths.items():
         run.captures[f"dialog_{name}"] = str(path)
     if case.dialogs:

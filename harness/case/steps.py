@@ -16,8 +16,9 @@ instance and each writes what it did to ``instance.recorder``:
 - :class:`Probe`: a value read through contenox's own commands, with an
   optional typed expectation.
 
-Defined from the start: ``{work}`` and ``{home}`` (the scratch workspace and
-HOME), ``{dialog}`` (the default backend's dialog file) and ``{dialog_<backend>}``.
+Defined from the start: ``{work}``, ``{home}`` and ``{tmp}`` (the scratch
+workspace, HOME and TMPDIR), ``{dialog}`` (the default backend's dialog file)
+and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
 runner (``harness.case.runner``) only executes.
@@ -408,6 +409,9 @@ class Step(Expect, Action):
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
     full_stderr: bool = False
+    # Where the command runs, relative to the scratch root (``work/src``,
+    # ``tmp/other-project``); created if absent. None: the workspace.
+    cwd: str | None = None
 
     def _prepare(self) -> None:
         # Types, NUL bytes and env overrides that would leave the scratch root,
@@ -436,6 +440,8 @@ class Step(Expect, Action):
             if not isinstance(value, str):
                 raise problem(f"env[{key!r}]", f"must be a string, got {value!r}")
         _timeout(self.timeout, "timeout", problem)
+        if self.cwd is not None:
+            _relative(self.cwd, "cwd", problem)
         self._check_expect(problem)
 
     def texts(self) -> Iterator[tuple[str, object]]:
@@ -444,14 +450,24 @@ class Step(Expect, Action):
         yield "stdin", self.stdin
         for key, value in self.env.items():
             yield f"env[{key!r}]", value
+        yield "cwd", self.cwd
         yield from self._expect_texts()
 
     def execute(self, run: Run) -> None:
         __tracebackhide__ = True
+        cwd = None
+        if self.cwd is not None:
+            # The transcript says where the command ran: a bare argv would read
+            # as if it ran in the workspace.
+            rel = run.fill(self.cwd)
+            cwd = run.instance.root / rel
+            cwd.mkdir(parents=True, exist_ok=True)
+            run.instance.recorder.note(f"in {rel}/")
         result = run.instance.contenox(
             *[run.fill(a) for a in self.args],
             stdin=run.fill(self.stdin) if self.stdin is not None else None,
             env={k: run.fill(v) for k, v in self.env.items()},
+            cwd=cwd,
             timeout=self.timeout,
             full_stderr=self.full_stderr,
         )
@@ -476,8 +492,9 @@ class Background(Action):
     args: Sequence[str]
     stdin: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    # Wait until stderr shows this before the next step (the run is under way).
+    # Wait until ``ready_stream`` shows this before the next step (the run is under way).
     ready: Expectation | None = None
+    ready_stream: Literal["stdout", "stderr"] = "stderr"
     timeout: float = 30.0
 
     def _prepare(self) -> None:
@@ -498,6 +515,10 @@ class Background(Action):
                 raise problem(f"env[{key!r}]", f"must be a string, got {value!r}")
         if self.ready is not None and not isinstance(self.ready, (str, re.Pattern)):
             raise problem("ready", f"must be a string or a regex, got {self.ready!r}")
+        if self.ready_stream not in ("stdout", "stderr"):
+            raise problem(
+                "ready_stream", f'must be "stdout" or "stderr", got {self.ready_stream!r}'
+            )
         _timeout(self.timeout, "timeout", problem)
 
     def texts(self) -> Iterator[tuple[str, object]]:
@@ -527,7 +548,9 @@ class Background(Action):
         run.last_background = self.name
         if self.ready is not None:
             proc.wait_for_output(
-                fill_expectation(self.ready, run.captures), stream="stderr", timeout=self.timeout
+                fill_expectation(self.ready, run.captures),
+                stream=self.ready_stream,
+                timeout=self.timeout,
             )
 
 

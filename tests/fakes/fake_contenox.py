@@ -55,6 +55,8 @@ elif args[:2] == ["approvals", "respond"]:
         sys.exit(1)
     ask.write_text(args[3])
     print(f"Verdict recorded for {args[2]}")
+elif args[:1] == ["pwd"]:
+    print(os.getcwd())
 elif args[:1] == ["show-file"]:
     print(Path(args[1]).read_text())
 elif args[:2] == ["doctor", "--json"]:
