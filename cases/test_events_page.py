@@ -20,6 +20,7 @@ import json
 import re
 from pathlib import Path
 
+from dialogs import GATED_ECHO
 from harness import (
     Case,
     Instance,
@@ -32,6 +33,7 @@ from harness import (
     defect,
     mission_finish,
     mission_report,
+    probes,
     respond,
     step,
     wait,
@@ -491,3 +493,31 @@ def test_a_mission_fired_from_an_acp_session_appends_its_events(instance: Instan
     listed = instance.must("events", "list").stdout
 
     assert REPORT in listed and STATUS in listed, listed
+
+
+def test_an_event_a_process_without_an_engine_appends_waits_for_the_dispatcher(
+    instance: Instance,
+) -> None:
+    # function: a run waiting on its ask, stopped from another terminal, then dispatch
+    # The run ends at its ask by design (stopped), so the turns after it are never
+    # asked for: model demand cannot be checked here.
+    instance.recorder.demand_checked = False
+    instance.init()
+    instance.use_script(GATED_ECHO)
+    instance.must("config", "set", "opt-in-beta", "true")
+    instance.write(".contenox/chain-on-event.json", chain())
+    instance.write(".contenox/trigger-on-status.json", trigger("on-status", STATUS))
+    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "90s", "echo hi")
+    ask = probes.await_approval(instance, 60, tool="native-echo.echo", run=run)
+
+    # `mission stop` runs no engine: the status change it appends fires nothing live.
+    instance.must("mission", "stop", ask.mission)
+    run.wait(timeout=60)
+    listed = instance.must("events", "list").stdout
+    before = firing_rows(instance)
+    result = dispatch_until(instance, "fired on-status")
+
+    assert re.search(rf"^1\s+{re.escape(STATUS)}\s+\S+\s+{ask.mission}\s", listed, re.M), listed
+    assert before == [], before
+    [line] = fired(result, "on-status")
+    assert " nid=1 " in line and "status=ok" in line, result.describe()
