@@ -158,3 +158,25 @@ def test_every_captured_step_carries_its_chain_and_task_address(instance: Instan
     assert units, f"no captured step for {request}"
     for unit in units:
         assert unit.raw.get("scope") == {"chain": "run", "task": unit.task}, unit.raw
+
+
+def test_the_calls_of_one_batch_render_in_the_model_s_call_order(instance: Instance) -> None:
+    # function: reads the order of the session/update notifications
+    instance.init()
+    instance.use_script(
+        Script(
+            turns=[
+                route(),
+                Turn(
+                    text="Echoing three.",
+                    tool_calls=[ToolCall("echo", {"input": word}) for word in ("a", "b", "c")],
+                ),
+                "Echoed three.",
+            ]
+        )
+    )
+    with open_acp(instance) as acp:
+        turn = acp.prompt("echo three")
+
+    pending = [u.get("rawInput") for u in turn.updates_of("tool_call")]
+    assert pending == [{"input": "a"}, {"input": "b"}, {"input": "c"}], turn.describe()
