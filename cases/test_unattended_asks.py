@@ -1,0 +1,168 @@
+"""Asks nobody is attached to: a trigger firing's gated call, a session that ended.
+
+guide/hitl.md ("a trigger firing, which has no attached client at all … records
+the ask and suspends immediately"), guide/events.md ("a firing's asks are
+detached" and `--auto` "the trigger's policy (or the default) still applies")
+and contenox-cli.md `### contenox inbox` ("a mission fired from a session whose
+process later ended has none anymore either … its reports land in the inbox").
+
+A firing's chain asks its own scripted backend (model ``firing``) for one
+`local_shell` call that touches ``fired.txt``: whether that file exists is
+whether the gated call ran.
+"""
+
+from __future__ import annotations
+
+import json
+
+from test_events_page import LANDS, dispatch_until, trigger
+
+from dialogs import GATED_ECHO
+from harness import Instance, Script, ToolCall, Turn, defect, open_acp, probes
+
+STATUS = "missionservice.events.status_changed"
+FIRING = Script(
+    model="firing",
+    turns=[
+        Turn(
+            text="Touching.",
+            tool_calls=[ToolCall("local_shell", {"command": "touch", "args": ["fired.txt"]})],
+        ),
+        "Touched.",
+    ],
+)
+
+
+def _shell_chain() -> str:
+    """A chain whose model turn may call `local_shell`, which then runs (or is gated)."""
+    branches_ask = [
+        {"operator": "equals", "when": "tool_call", "goto": "run"},
+        {"operator": "default", "when": "", "goto": "end"},
+    ]
+    return json.dumps(
+        {
+            "id": "on-event",
+            "description": "touch a file when a mission ends",
+            "tasks": [
+                {
+                    "id": "ask",
+                    "handler": "chat_completion",
+                    # The event envelope is the input; the prompt is fixed.
+                    "prompt_template": "A mission ended.",
+                    "execute_config": {
+                        "provider": "scripted-test",
+                        "model": "firing",
+                        "tools": ["local_shell"],
+                    },
+                    "transition": {"branches": branches_ask},
+                },
+                {
+                    "id": "run",
+                    "handler": "execute_tool_calls",
+                    "input_var": "ask",
+                    "execute_config": {"tools": ["local_shell"]},
+                    "transition": {
+                        "branches": [{"operator": "default", "when": "", "goto": "ask"}]
+                    },
+                },
+            ],
+        }
+    )
+
+
+def _fired_under(instance: Instance, default_action: str) -> None:
+    """A landed run, then a trigger on its status change under a one-line policy."""
+    instance.init()
+    instance.use_script(LANDS)
+    instance.use_script(FIRING, name="firing", filename="firing.json", make_default=False)
+    instance.must("config", "set", "opt-in-beta", "true")
+    instance.must("run", "--policy", "run", "report home")
+    instance.write(
+        ".contenox/hitl-policy-gate.json",
+        json.dumps({"version": 1, "default_action": default_action, "rules": []}),
+    )
+    instance.write(".contenox/chain-on-event.json", _shell_chain())
+    instance.write(
+        ".contenox/trigger-on-status.json",
+        trigger("on-status", STATUS, policy="hitl-policy-gate.json"),
+    )
+
+
+@defect(
+    "a firing's gated call is not detached into a durable ask: with a trigger on "
+    'status_changed whose policy is `{"version":1,"default_action":"approve","rules":[]}` '
+    "and a chain whose model calls local_shell `touch fired.txt`, `contenox events dispatch "
+    "--auto` prints 'fired on-status … status=ok', fired.txt EXISTS and `approvals list` says "
+    "'No pending asks.' (without --auto the call is refused instead: '[denied: "
+    "local_shell.local_shell requires approval but no terminal is attached]', and no ask is "
+    "recorded either). guide/events.md: 'a firing's asks are detached … it records its durable "
+    "ask, checkpoints, and hands the process back (`contenox approvals list` shows it; "
+    "answering resumes the fired run)'; guide/hitl.md: 'a trigger firing, which has no "
+    "attached client at all' records the ask and suspends immediately"
+)
+def test_a_trigger_firing_that_hits_a_gated_call_records_its_ask_and_suspends(
+    instance: Instance,
+) -> None:
+    # function: needs dispatch running until its firing line appears, then the inbox
+    _fired_under(instance, "approve")
+
+    dispatch_until(instance, "fired on-status")
+
+    assert not (instance.work / "fired.txt").exists(), "the gated call ran unasked"
+    [ask] = probes.approvals(instance)
+    assert ask.tool == "local_shell.local_shell", ask
+    probes.approve(instance, ask.id)
+    assert (instance.work / "fired.txt").exists(), "answering did not resume the fired run"
+
+
+@defect(
+    "`events dispatch --auto` ignores the trigger's policy: with the trigger's policy "
+    '`{"version":1,"default_action":"deny","rules":[]}`, the fired chain\'s local_shell '
+    "`touch fired.txt` runs (fired.txt exists; 'fired on-status … status=ok'). "
+    "guide/events.md: '`--auto` disables approval prompts entirely for unattended operation — "
+    "the trigger's policy (or the default) still applies'; contenox-cli.md: 'fired chains "
+    "route through the trigger's policy (or the default) without a terminal ask'"
+)
+def test_dispatch_auto_still_applies_the_trigger_s_policy(instance: Instance) -> None:
+    # function: needs dispatch running until its firing line appears
+    _fired_under(instance, "deny")
+
+    dispatch_until(instance, "fired on-status")
+
+    assert not (instance.work / "fired.txt").exists(), "a call the policy denies ran"
+
+
+@defect(
+    "a report filed after the session that fired its mission ended does not reach the inbox: "
+    "`/mission --policy hitl-policy-run.json run echo hi` over `contenox acp` (the editor never "
+    "answers the echo ask), the acp process is closed, then `contenox approvals respond <ask> "
+    "--approve`: `mission reports <id>` lists '[blocker] unit turn failed: agentinstance: … "
+    "instance not found' and, when the resume won the race test_asks.py quarantines, '[result] "
+    "echoed after the verdict' — and `inbox list --all` prints 'Operator inbox is empty.' "
+    "contenox-cli.md `contenox inbox`: 'a mission fired from a session whose process later "
+    "ended has none anymore either. Either way, its reports land in the inbox instead of "
+    "vanishing.'"
+)
+def test_a_report_filed_after_the_firing_session_ended_lands_in_the_inbox(
+    instance: Instance,
+) -> None:
+    # function: needs an ACP session that ends while its mission waits on an ask
+    # The run ends at its ask on purpose; whether the answer resumes it is a race
+    # quarantined in test_asks.py, so the turns after the ask may never be asked for.
+    instance.recorder.demand_checked = False
+    instance.init()
+    instance.use_script(GATED_ECHO)
+    acp = open_acp(instance, permission="defer")
+    acp.start_prompt("/mission --policy hitl-policy-run.json run echo hi")
+    ask = probes.await_approval(instance, 60, tool="native-echo.echo")
+    acp.close()  # the session's process ends with the mission waiting on its ask
+
+    # Resumed or not (the race), the mission files what happened after the session
+    # ended: a blocker for the torn-down turn, and the result when it resumes.
+    instance.contenox("approvals", "respond", ask.id, "--approve")
+
+    reports = probes.mission_reports(instance, ask.mission).reports
+    assert reports, "the mission filed no report at all"
+    inbox = instance.must("inbox", "list", "--all").stdout
+    missing = [r.summary for r in reports if r.summary[:24] not in inbox]
+    assert not missing, f"reports not in the inbox: {missing}\n{inbox}"
