@@ -476,8 +476,11 @@ class Background(Action):
     args: Sequence[str]
     stdin: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    # Wait until stderr shows this before the next step (the run is under way).
+    # Wait until ``ready_stream`` shows this before the next step (the run is
+    # under way). stderr by default, where a run announces itself; a host such
+    # as `serve` prints its status screen on stdout.
     ready: Expectation | None = None
+    ready_stream: str = "stderr"
     timeout: float = 30.0
 
     def _prepare(self) -> None:
@@ -498,6 +501,8 @@ class Background(Action):
                 raise problem(f"env[{key!r}]", f"must be a string, got {value!r}")
         if self.ready is not None and not isinstance(self.ready, (str, re.Pattern)):
             raise problem("ready", f"must be a string or a regex, got {self.ready!r}")
+        if self.ready_stream not in ("stdout", "stderr"):
+            raise problem("ready_stream", f"must be 'stdout' or 'stderr', got {self.ready_stream!r}")
         _timeout(self.timeout, "timeout", problem)
 
     def texts(self) -> Iterator[tuple[str, object]]:
@@ -527,7 +532,9 @@ class Background(Action):
         run.last_background = self.name
         if self.ready is not None:
             proc.wait_for_output(
-                fill_expectation(self.ready, run.captures), stream="stderr", timeout=self.timeout
+                fill_expectation(self.ready, run.captures),
+                stream=self.ready_stream,
+                timeout=self.timeout,
             )
 
 
