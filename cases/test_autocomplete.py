@@ -34,6 +34,8 @@ NO_MODEL = re.compile(
     r"contenox config set default-autocomplete-model (<|\\u003c)name(>|\\u003e)"
 )
 # Point the autocomplete role at the scripted model the case registered.
+# The long sides of the truncation cases, shortened in their transcripts.
+LONG_SIDES = {r"a{1000,}": "[PREFIX: a×N]", r"b{1000,}": "[SUFFIX: b×N]"}
 USE_CODER = [
     step("config", "set", "default-autocomplete-model", "coder"),
     step("config", "set", "default-autocomplete-provider", "scripted-test"),
@@ -97,6 +99,7 @@ A_REQUEST_IS_ANSWERED_WITH_THE_MODELS_COMPLETION = Case(
 A_SIDE_OVER_16_KIB_IS_TRUNCATED_AND_NOTED_ON_STDERR = Case(
     name="a side over 16 KiB is truncated and noted on stderr, and still answered",
     script=CODER,
+    redact=LONG_SIDES,
     steps=[
         *USE_CODER,
         step(
@@ -113,6 +116,7 @@ A_SIDE_OVER_16_KIB_IS_TRUNCATED_AND_NOTED_ON_STDERR = Case(
 A_SIDE_OF_16_KIB_IS_NOT_TRUNCATED = Case(
     name="a side of exactly 16 KiB is accepted without a truncation note",
     script=CODER,
+    redact=LONG_SIDES,
     steps=[
         *USE_CODER,
         step(

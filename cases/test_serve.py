@@ -19,7 +19,7 @@ RUNNING = "Running. Press Ctrl-C to stop."
 # A host log is named by the day it was written; the date is not the promise.
 # The old logs a case plants are dated 2020 and keep their names.
 LOG_NAME = re.compile(r"serve-(?!2020-)\d{4}-\d{2}-\d{2}((?:\.\d+)?\.log)")
-REDACT_DATE = {r"serve-\d{4}-\d{2}-\d{2}": "serve-[DATE]"}
+REDACT_DATE = {r"serve-(?!2020-)\d{4}-\d{2}-\d{2}": "serve-[DATE]"}
 # A model the host can name on its Model row; the host is never asked to run it.
 IDLE = Script(model="host-model", turns=["A host waits for work; nothing asks it here."])
 
