@@ -502,7 +502,9 @@ class Background(Action):
         if self.ready is not None and not isinstance(self.ready, (str, re.Pattern)):
             raise problem("ready", f"must be a string or a regex, got {self.ready!r}")
         if self.ready_stream not in ("stdout", "stderr"):
-            raise problem("ready_stream", f"must be 'stdout' or 'stderr', got {self.ready_stream!r}")
+            raise problem(
+                "ready_stream", f"must be 'stdout' or 'stderr', got {self.ready_stream!r}"
+            )
         _timeout(self.timeout, "timeout", problem)
 
     def texts(self) -> Iterator[tuple[str, object]]:
