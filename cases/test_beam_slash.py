@@ -115,6 +115,21 @@ BEAM_NEW_STARTS_A_FRESH_SESSION = Case(
     ],
 )
 
+BEAM_LOG_DIR_WRITES_ITS_LOGS_THERE = Case(
+    name="beam log dir writes its logs to the directory named",
+    script=IDLE,
+    redact={**SESSION, r"beam-\d{4}-\d{2}-\d{2}": "beam-[DATE]"},
+    steps=[
+        screen(
+            re.compile(r"logs: beamlogs/beam-\d{4}-\d{2}-\d{2}\.log"),
+            args=["beam", "--plain", "--log-dir", "beamlogs"],
+            timeout=30,
+        ),
+        screen(COMPOSER, timeout=30),
+        *QUIT,
+    ],
+)
+
 SLASH_NEW_STARTS_A_NEW_SESSION_AND_SLASH_SESSIONS_LISTS_BOTH = Case(
     name="slash new starts a new session in this workspace and slash sessions lists both",
     script=IDLE,
