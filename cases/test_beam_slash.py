@@ -11,7 +11,19 @@ from __future__ import annotations
 import re
 
 from dialogs import WRITE_GREETING
-from harness import Case, Instance, Script, defect, keys, open_terminal, probes, route, screen, step
+from harness import (
+    Case,
+    Instance,
+    Script,
+    defect,
+    keys,
+    open_terminal,
+    probe,
+    probes,
+    route,
+    screen,
+    step,
+)
 
 COMPOSER = "type / for commands"
 # beam needs a model to open a session; the slash commands never ask it anything.
@@ -115,6 +127,14 @@ BEAM_NEW_STARTS_A_FRESH_SESSION = Case(
     ],
 )
 
+
+def _beam_logs(instance: Instance) -> list[str]:
+    """The files in ``work/beamlogs``, dates redacted."""
+    folder = instance.work / "beamlogs"
+    names = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+    return [re.sub(r"\d{4}-\d{2}-\d{2}", "[DATE]", n) for n in names]
+
+
 BEAM_LOG_DIR_WRITES_ITS_LOGS_THERE = Case(
     name="beam log dir writes its logs to the directory named",
     script=IDLE,
@@ -127,6 +147,7 @@ BEAM_LOG_DIR_WRITES_ITS_LOGS_THERE = Case(
         ),
         screen(COMPOSER, timeout=30),
         *QUIT,
+        probe("beamlogs", _beam_logs, expect=["beam-[DATE].log"]),
     ],
 )
 
