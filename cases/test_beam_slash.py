@@ -35,7 +35,9 @@ QUIT = [keys("/quit"), screen(exits=0, timeout=30)]
 SESSION = {
     r"beam-(?:\[HEX\d+\]|[0-9a-f]{8})(?:-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?": (
         "beam-[SESSION]"
-    )
+    ),
+    # The status line says "working" for a moment after a command, in some runs only.
+    r"  [-/] working(?=  )": "",
 }
 NOT_PAIRED = "This machine is not paired with a relay"
 HOW_TO_PAIR = "Sign in on the contenox app, tap Pair device, then run /pair <key> here."
