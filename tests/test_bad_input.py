@@ -33,6 +33,7 @@ from harness import (
     ToolCall,
     Turn,
     Usage,
+    background,
     defect,
     resolve_binary,
     step,
@@ -225,6 +226,12 @@ BAD: list[tuple[str, Callable[[], object], type[Exception], list[str]]] = [
         ["Step stdout_has must be a list"],
     ),
     ("step without a command", lambda: step(), CaseError, ["a Step needs a contenox command"]),
+    (
+        "background ready on a stream that is not one",
+        lambda: background("host", "serve", ready="Running", ready_stream="stdin"),
+        CaseError,
+        ["ready_stream", 'must be "stdout" or "stderr"'],
+    ),
     (
         "step timeout zero",
         lambda: step("run", timeout=0),

@@ -152,6 +152,26 @@ INTERRUPTED = Case(
     result.assert_outcomes(passed=1)
 
 
+def test_a_background_run_can_be_ready_on_stdout(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+ON_STDOUT = Case(
+    name="a host is ready on stdout",
+    init=False,
+    steps=[
+        background(
+            "run", "run", "go", env={"FAKE_BLOCK": "stdout"}, ready="blocking", ready_stream="stdout"
+        ),
+        signal("run", sig.SIGINT),
+        wait("run", exit_code=130, stdout_has=["blocking until interrupted"], timeout=20),
+    ],
+)
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
 def test_write_and_edit_dialog_change_files_between_steps(suite: pytest.Pytester) -> None:
     result = run_cases(
         suite,

@@ -492,7 +492,9 @@ class Background(Action):
     args: Sequence[str]
     stdin: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    # Wait until ``ready_stream`` shows this before the next step (the run is under way).
+    # Wait until ``ready_stream`` shows this before the next step (the run is
+    # under way). stderr by default, where a run announces itself; a host such
+    # as `serve` prints its status screen on stdout.
     ready: Expectation | None = None
     ready_stream: Literal["stdout", "stderr"] = "stderr"
     timeout: float = 30.0

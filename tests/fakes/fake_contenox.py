@@ -71,7 +71,9 @@ elif args[:1] == ["acp"]:
     peer = Path(__file__).resolve().parent.parent / "peers" / "fake_agent.py"
     os.execv(sys.executable, [sys.executable, str(peer)])
 elif args[:1] == ["run"] and os.environ.get("FAKE_BLOCK"):
-    print("blocking until interrupted", file=sys.stderr, flush=True)
+    # FAKE_BLOCK=stdout announces itself on stdout, as a host's status screen does.
+    out = sys.stdout if os.environ["FAKE_BLOCK"] == "stdout" else sys.stderr
+    print("blocking until interrupted", file=out, flush=True)
     try:
         time.sleep(60)
     except KeyboardInterrupt:
