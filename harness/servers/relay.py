@@ -49,6 +49,7 @@ import datetime
 import ipaddress
 import json
 import queue
+import re
 import secrets
 import socket
 import ssl
@@ -398,7 +399,8 @@ class Link:
             attachment = self._attachments.get(frame.session)
             self._cond.notify_all()
         if frame.type == "relay.heartbeat" and frame.id:
-            self.send(type="relay.ack", instance=frame.instance, re=frame.id)
+            if self._relay.answer_heartbeats:
+                self.send(type="relay.ack", instance=frame.instance, re=frame.id)
         elif frame.type.startswith("relay.") and frame.id and frame.type not in _KNOWN_CONTROL:
             self.send(
                 type="relay.error",
@@ -581,8 +583,10 @@ class Relay:
         protocol_version: int,
         handshake_timeout: float,
         timeout: float,
+        answer_heartbeats: bool = True,
     ) -> None:
         require_loopback(host)
+        self.answer_heartbeats = answer_heartbeats
         self.host = host
         self.signing_key = signing_key
         # The key the welcome is signed with: the paired key unless a case wants an impostor.
@@ -594,6 +598,8 @@ class Relay:
         self._pairings: list[_Pairing] = []
         self._redemptions: list[Redemption] = []
         self._links: list[Link] = []
+        # Told (n, token) for each minted key: serve_relay names tokens in the transcript.
+        self.on_mint: Callable[[int, str], None] | None = None
         self.ca_file, context = _tls(directory, host)
         self._server = _Server((host, 0), context)
         self._server.relay = self
@@ -618,17 +624,18 @@ class Relay:
 
     def mint_key(self, *, instance_id: str = "inst-e2e", account_id: str = "acct-e2e") -> str:
         """A fresh pairing key, redeemable once, for the given instance and account."""
-        key = f"K{secrets.token_hex(1).upper()}-{secrets.token_hex(2).upper()[:3]}"
         with self._lock:
-            self._pairings.append(
-                _Pairing(
-                    key=key,
-                    instance_id=instance_id,
-                    token=f"tok-{secrets.token_hex(12)}",
-                    account_id=account_id,
-                )
+            n = len(self._pairings) + 1
+            pairing = _Pairing(
+                key=f"K7M-{n:03d}",
+                instance_id=instance_id,
+                token=f"tok-{secrets.token_hex(12)}",
+                account_id=account_id,
             )
-        return key
+            self._pairings.append(pairing)
+        if self.on_mint is not None:
+            self.on_mint(n, pairing.token)
+        return pairing.key
 
     def token_of(self, instance_id: str) -> str:
         """The instance credential handed out for ``instance_id`` (fails if never redeemed)."""
@@ -839,11 +846,15 @@ def start_relay(
     protocol_version: int = PROTOCOL_VERSION,
     handshake_timeout: float = 10.0,
     timeout: float = 30.0,
+    answer_heartbeats: bool = True,
 ) -> Iterator[Relay]:
     """Run a relay on ``host`` (loopback only) at an OS-picked port; closed on exit.
 
     ``signing_key`` is the relay's identity (fresh if not given); ``welcome_key``, when
     given, signs welcomes instead — an impostor the runtime must refuse.
+    ``protocol_version`` is the highest version this relay claims to speak (its welcome
+    selects ``min(peer, this)``); ``answer_heartbeats=False`` makes a relay that stops
+    answering the runtime's liveness probes.
     ``handshake_timeout`` bounds TLS + hello; ``timeout`` bounds every wait of a case.
     A non-loopback ``host`` raises :class:`~harness.servers.loopback.NotLoopback`
     before anything binds.
@@ -857,6 +868,7 @@ def start_relay(
         protocol_version=protocol_version,
         handshake_timeout=handshake_timeout,
         timeout=timeout,
+        answer_heartbeats=answer_heartbeats,
     )
     try:
         yield relay
@@ -868,6 +880,13 @@ def serve_relay(instance: Instance, **options: Any) -> Relay:
     """Start a relay for this case (see :func:`start_relay`); closed when the case ends."""
     manager = start_relay(instance.tmp / "relay", **options)
     relay = manager.__enter__()
+    # What differs from run to run reads as a name in the transcript: the port,
+    # the relay's fresh identity key, each token, and this machine's hostname.
+    recorder = instance.recorder
+    recorder.name(relay.url, "[RELAY]")
+    recorder.name(relay.public_key, "[RELAY_KEY]")
+    recorder.redact(re.escape(f'"{socket.gethostname()}"'), '"[HOSTNAME]"')
+    relay.on_mint = lambda n, token: recorder.name(token, f"[TOKEN{n}]")
 
     def stop() -> None:
         manager.__exit__(None, None, None)
