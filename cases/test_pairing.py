@@ -47,6 +47,12 @@ def _configured(instance: Instance) -> None:
     instance.use_script(CONFIGURED)
 
 
+def _settled(term: Terminal, text: str) -> str:
+    """Wait until beam shows ``text`` and its status bar is idle again (no "- working")."""
+    # The status bar reads "beam-<id> (1)  0/131072" once idle, "(1)  - working  0/…" before.
+    return term.wait_for(re.compile(re.escape(text) + r"[\s\S]*beam-\S+ \(\d+\)  \d+/"), 60)
+
+
 def _quit(term: Terminal) -> None:
     """Leave beam as a person does, so the case ends with nothing running."""
     term.send_line("/quit")
@@ -235,6 +241,17 @@ def test_a_paired_session_dials_the_relay_with_the_stored_credential(instance: I
     proc.wait(timeout=30)
 
 
+def test_a_paired_beam_session_dials_the_relay_so_the_machine_is_reachable(
+    instance: Instance,
+) -> None:
+    # function: drives the relay
+    relay = _paired(instance)
+    term = _beam(instance, relay)
+    link = relay.wait_link()
+    assert link.bearer == relay.token_of(INSTANCE_ID), link.describe()
+    _quit(term)
+
+
 def test_pair_slash_in_beam_redeems_a_key_and_the_cli_finds_the_same_pairing(
     instance: Instance,
 ) -> None:
@@ -243,7 +260,7 @@ def test_pair_slash_in_beam_redeems_a_key_and_the_cli_finds_the_same_pairing(
     term = _beam(instance, relay)
     key = relay.mint_key()
     term.send_line(f"/pair {key} {relay.url}")
-    term.wait_for(re.compile(r"[Pp]aired"), timeout=60)
+    _settled(term, "removes it.")
     assert [r.json()["key"] for r in relay.redemptions()] == [key], relay.describe()
     assert _relay_json(instance)["instance_token"] == relay.token_of(INSTANCE_ID)
     _quit(term)
@@ -261,7 +278,7 @@ def test_pair_slash_in_beam_uses_contenox_relay_endpoint_without_an_inline_one(
     term = open_terminal(instance, "beam", "--plain", env=env)
     term.wait_for(COMPOSER, timeout=60)
     term.send_line(f"/pair {relay.mint_key()}")
-    term.wait_for(re.compile(r"[Pp]aired"), timeout=60)
+    _settled(term, "removes it.")
     _quit(term)
     assert len(relay.redemptions()) == 1, relay.describe()
     assert _relay_json(instance)["endpoint"] == relay.url
@@ -274,7 +291,7 @@ def test_pair_slash_with_no_key_in_beam_reports_the_pairing_never_the_token(
     relay = _paired(instance)
     term = _beam(instance, relay)
     term.send_line("/pair")
-    screen = term.wait_for(INSTANCE_ID, timeout=60)
+    screen = _settled(term, "removes this pairing.")
     assert relay.url in screen and ACCOUNT_ID in screen, term.describe()
     assert relay.token_of(INSTANCE_ID) not in term.raw().decode("utf-8", "replace")
     assert len(relay.redemptions()) == 1, relay.describe()
@@ -286,7 +303,7 @@ def test_unpair_slash_in_beam_deletes_the_credential_file(instance: Instance) ->
     relay = _paired(instance)
     term = _beam(instance, relay)
     term.send_line("/unpair")
-    term.wait_for(re.compile(r"relay\.json|[Rr]emoved|[Uu]npaired"), timeout=60)
+    _settled(term, "Revoking the instance is done in the app.")
     assert not (instance.home / ".contenox" / "relay.json").exists(), term.describe()
     _quit(term)
 
