@@ -17,7 +17,7 @@ import re
 import socket
 
 from harness import Instance, Script, Terminal, open_acp, open_terminal
-from harness.process import start_contenox
+from harness.process import Process, start_contenox
 from harness.servers.relay import Relay, serve_relay
 
 COMPOSER = "type / for commands"
@@ -61,8 +61,17 @@ def _quit(term: Terminal) -> None:
 
 def _beam(instance: Instance, relay: Relay) -> Terminal:
     _configured(instance)
-    term = open_terminal(instance, "beam", "--plain", env=relay.env)
-    term.wait_for(COMPOSER, timeout=60)
+    return _open_beam(instance, relay.env)
+
+
+def _open_beam(instance: Instance, env: dict[str, str]) -> Terminal:
+    term = open_terminal(instance, "beam", "--plain", env=env)
+    screen = term.wait_for(COMPOSER, timeout=60)
+    # The session id is random hex, all digits now and then, which the generic id
+    # redaction (it wants a letter) misses: name it so the transcript is stable.
+    match = re.search(r"session (beam-[0-9a-f]+)", screen)
+    if match:
+        instance.recorder.name(match.group(1), "beam-[SESSION]")
     return term
 
 
@@ -275,8 +284,7 @@ def test_pair_slash_in_beam_uses_contenox_relay_endpoint_without_an_inline_one(
     relay = serve_relay(instance)
     _configured(instance)
     env = {**relay.env, "CONTENOX_RELAY_ENDPOINT": relay.url}
-    term = open_terminal(instance, "beam", "--plain", env=env)
-    term.wait_for(COMPOSER, timeout=60)
+    term = _open_beam(instance, env)
     term.send_line(f"/pair {relay.mint_key()}")
     _settled(term, "removes it.")
     _quit(term)
@@ -354,3 +362,44 @@ def test_link_slash_on_an_unpaired_machine_points_at_pair(instance: Instance) ->
     with open_acp(instance) as acp:
         turn = acp.prompt("/link")
     assert "/pair" in turn.text, turn.describe()
+
+
+# ---------------------------------------------------------------- contenox serve
+
+
+def _serve(instance: Instance, relay: Relay) -> tuple[Process, str]:
+    """Start `contenox serve`; return it and its status screen up to "Running."."""
+    _configured(instance)
+    host = start_contenox(instance, "serve", env=relay.env)
+    banner = host.wait_for_output("Running. Press Ctrl-C to stop.", stream="stdout", timeout=60)
+    return host, banner
+
+
+def _stop(host: Process) -> None:
+    host.interrupt()
+    host.wait(timeout=60)
+
+
+def test_a_paired_serve_shows_the_relay_and_instance_it_is_attached_to_and_dials_it(
+    instance: Instance,
+) -> None:
+    # function: drives the relay
+    relay = _paired(instance)
+    host, banner = _serve(instance, relay)
+    link = relay.wait_link()
+    _stop(host)
+    lines = [" ".join(line.split()) for line in banner.splitlines()]
+    assert f"Relay attached to {relay.url}" in lines, banner
+    assert f"Instance {INSTANCE_ID}" in lines, banner
+    assert relay.token_of(INSTANCE_ID) not in banner, banner
+    assert link.bearer == relay.token_of(INSTANCE_ID), relay.describe()
+
+
+def test_an_unpaired_serve_says_so_and_prints_the_steps_to_pair(instance: Instance) -> None:
+    # function: drives the relay
+    relay = serve_relay(instance)
+    host, banner = _serve(instance, relay)
+    _stop(host)
+    assert "not paired — reachable on this machine only" in banner, banner
+    assert "contenox pair <key>" in banner, banner
+    assert relay.links() == [], relay.describe()

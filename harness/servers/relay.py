@@ -440,7 +440,7 @@ class Attachment:
         )
 
     def messages(self) -> list[dict[str, JSON]]:
-        """Every ACP message the runtime sent this attachment so far (as read by :meth:`request`)."""
+        """Every ACP message the runtime sent this attachment so far (read by :meth:`request`)."""
         return list(self._messages)
 
     def request(
@@ -493,7 +493,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the records are the log that counts."""
 
     def do_POST(self) -> None:
@@ -756,7 +756,12 @@ class Relay:
             "sig": base64.b64encode(sig).decode(),
         }
         line = encode(
-            {"type": "relay.welcome", "instance": hello.instance, "re": hello.id, "payload": payload}
+            {
+                "type": "relay.welcome",
+                "instance": hello.instance,
+                "re": hello.id,
+                "payload": payload,
+            }
         )
         return Frame.parse(line.decode().rstrip("\n"))
 
@@ -776,7 +781,7 @@ class Relay:
 def _tls(directory: Path, host: str) -> tuple[Path, ssl.SSLContext]:
     """A throwaway CA and a leaf for ``host`` signed by it; return (CA file, server context)."""
     directory.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "contenox-e2e relay CA")])
     ca = (
@@ -790,12 +795,18 @@ def _tls(directory: Path, host: str) -> tuple[Path, ssl.SSLContext]:
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                crl_sign=True, encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
-        )  # fmt: skip
+        )
         .sign(ca_key, hashes.SHA256())
     )
     leaf_key = ec.generate_private_key(ec.SECP256R1())
@@ -893,4 +904,3 @@ def serve_relay(instance: Instance, **options: Any) -> Relay:
 
     instance.cleanups.append(stop)
     return relay
-
