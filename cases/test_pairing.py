@@ -16,6 +16,8 @@ import json
 import re
 import socket
 
+import pytest
+
 from harness import Instance, Script, Terminal, open_acp, open_terminal
 from harness.process import Process, start_contenox
 from harness.servers.relay import Relay, serve_relay
@@ -306,6 +308,11 @@ def test_pair_slash_with_no_key_in_beam_reports_the_pairing_never_the_token(
     _quit(term)
 
 
+@pytest.mark.no_transcript(
+    reason="its transcript differed between two clean runs on 2026-11-30: beam's status bar "
+    "on the exit screen after /unpair sometimes lacks the token counter (0/131072): "
+    "redraw timing, not behaviour"
+)
 def test_unpair_slash_in_beam_deletes_the_credential_file(instance: Instance) -> None:
     # function: drives the relay
     relay = _paired(instance)
