@@ -5,8 +5,10 @@
   (:func:`start_mcp_server` / :func:`serve_mcp`).
 - :mod:`harness.servers.http_service` — a remote HTTP service with an OpenAPI document
   (:func:`start_http_service` / :func:`serve_http`).
+- :mod:`harness.servers.relay` — a relay a paired contenox dials: pairing, the signed
+  handshake, and ACP carried through it (:func:`start_relay` / :func:`serve_relay`).
 
-Both refuse any address but loopback (:class:`NotLoopback`), and what they received is
+All refuse any address but loopback (:class:`NotLoopback`), and what they received is
 read back as frozen records.
 """
 
@@ -22,6 +24,7 @@ from .mcp_server import (
     start_mcp_server,
     stdio_command,
 )
+from .relay import Relay, RelayError, serve_relay, start_relay
 
 __all__ = [
     "HttpRequest",
@@ -31,11 +34,15 @@ __all__ = [
     "McpServerError",
     "McpTransport",
     "NotLoopback",
+    "Relay",
+    "RelayError",
     "read_mcp_records",
     "require_loopback",
     "serve_http",
     "serve_mcp",
+    "serve_relay",
     "start_http_service",
     "start_mcp_server",
+    "start_relay",
     "stdio_command",
 ]
