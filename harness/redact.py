@@ -32,6 +32,8 @@ _IDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("OP", re.compile(r"\bop-\d{8}-\d{6}\.\d{3}-[0-9a-z]+\b")),
     # A loopback port the OS handed a server this case started (MCP, OpenAPI,
     # relay, serve): numbered, so two servers stay two placeholders.
+    # beam names its session beam-<8 digits or hex>: all digits in some runs.
+    ("BEAM", re.compile(r"(?<=\bbeam-)[0-9a-f]{8}\b")),
     ("PORT", re.compile(r"(?:(?<=127\.0\.0\.1:)|(?<=localhost:)|(?<=\[::1\]:))\d{2,5}\b")),
     # Short hex ids (session ids, hashes): a mix of digits and letters, 8+ long.
     ("HEX", re.compile(rf"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}{{8,64}}\b")),
@@ -57,8 +59,15 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
         "[DURATION]",
     ),
     (re.compile(r"\b(?:\d+ (?:seconds?|minutes?|hours?|days?) ago)\b"), "[AGE]"),
-    # A tool result's timing, in its JSON (local_shell: "duration_seconds":0.0086).
-    (re.compile(r'(?<=duration_seconds)(\\?":\s*)\d+(?:\.\d+)?(?:e-?\d+)?'), r"\1[DURATION]"),
+    # A timing in JSON: a tool result's ("duration_seconds":0.0086), a captured
+    # step's in `state show --raw` ("duration": 97589992 nanoseconds).
+    (
+        re.compile(r'(?<="duration)((?:_seconds)?\\?":\s*)\d+(?:\.\d+)?(?:e-?\d+)?'),
+        r"\1[DURATION]",
+    ),
+    # A duration in a table column: the padding after it is the column's width
+    # less the value's, so it varies with the value; two spaces stay.
+    (re.compile(r"(?<=\[DURATION\])  +"), "  "),
     (re.compile(r"\bgo1\.\d+(?:\.\d+)?\b"), "[GOVERSION]"),
     (re.compile(r"(?<=version )v?\d+\.\d+\.\d+(?:-[\w.]+)?(?:\+[\w.]+)?"), "[VERSION]"),
     (re.compile(r"\bpid[ =:]+\d+\b"), "pid [PID]"),

@@ -407,3 +407,16 @@ def test_a_unit_sessions_closing_turn_and_count_are_named_not_recorded() -> None
         "messages": UNIT_COUNT,
         "active": False,
     }
+
+
+def test_a_closing_call_no_unit_recorded_is_named_all_the_same() -> None:
+    # The teardown came before the closing call was asked for: the transcript
+    # reads as it does when the call was served or cancelled.
+    from harness.probes.state import CLOSING_CALL, units_for_transcript
+
+    history = [("user", "go"), ("assistant", "")]
+    done = _unit("execute_tool_calls", history, [*history, ("tool", "mission finished as landed")])
+    assert units_for_transcript([done])[-1] == {
+        "unit": "run-agent chat_completion",
+        "closing": CLOSING_CALL,
+    }

@@ -74,3 +74,20 @@ def test_a_tool_results_duration_in_json_is_redacted() -> None:
         '{"success":true,"duration_seconds":[DURATION],"command":"ls"}'
     )
     assert r('{\\"duration_seconds\\": 1e-05}') == '{\\"duration_seconds\\": [DURATION]}'
+
+
+def test_a_captured_steps_duration_in_raw_json_is_redacted() -> None:
+    assert Redactor()('{"transition": "tool_call", "duration": 97589992,') == (
+        '{"transition": "tool_call", "duration": [DURATION],'
+    )
+
+
+def test_the_padding_after_a_duration_in_a_table_is_two_spaces() -> None:
+    r = Redactor()
+    assert r("summarise  noop     0      1.2s    noop") == r("summarise  noop     0      12.345ms  noop")
+
+
+def test_a_beam_session_id_is_numbered_even_when_all_digits() -> None:
+    assert Redactor()("beam-60254097 then beam-1a2b3c4d, beam-60254097") == (
+        "beam-[BEAM1] then beam-[BEAM2], beam-[BEAM1]"
+    )

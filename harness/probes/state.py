@@ -126,6 +126,11 @@ def units_for_transcript(units: Sequence[CapturedUnit]) -> list[dict[str, object
         if messages:
             seen = messages
         out.append(entry)
+    # The teardown may come before the closing call is even asked for: then
+    # no unit records it, and the transcript names it all the same.
+    if seen and seen[-1].role == "tool" and seen[-1].content.startswith(MISSION_FINISHED):
+        if not out or "closing" not in out[-1]:
+            out.append({"unit": "run-agent chat_completion", "closing": CLOSING_CALL})
     return out
 
 
