@@ -390,7 +390,7 @@ EDITOR_SHELL = Case(
 )
 
 
-# function: asserts the turn raised no permission request at all, which prompt() cannot say
+# function: opens `contenox acpx`; prompt() opens `contenox acp` only
 def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instance) -> None:
     # The run ends at its ask (torn down, stopped or refused) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
@@ -682,7 +682,7 @@ def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
     return [r.params.get("cwd") for r in turn.requests_of("terminal/create")]
 
 
-# function: needs acp
+# function: sends a second session/new over the wire, which prompt() does not
 @defect(
     "`contenox acp` started in the workspace, a first session opened there, then a second "
     "`session/new` with cwd <tmp>/elsewhere: accepted, and a scripted local_shell `pwd` in it "
@@ -700,7 +700,7 @@ def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
     assert cwds is None or cwds == [str(instance.work)], cwds
 
 
-# function: needs acp
+# function: sends a second session/new over the wire, which prompt() does not
 @defect(
     "over `contenox acp`, a `session/new` with cwd ~/.contenox (the control plane: config, "
     "local.db, policies) is accepted, and a scripted local_shell `pwd` in it goes out as "
@@ -718,7 +718,7 @@ def test_the_runtime_s_own_control_plane_is_never_a_session_s_workspace(
     assert cwds is None or str(control_plane) not in [str(c) for c in cwds], cwds
 
 
-# function: needs acp
+# function: puts a directory where the policy file goes (no step makes one)
 def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads(
     instance: Instance,
 ) -> None:
