@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
@@ -96,17 +97,6 @@ def _tool_results(instance: Instance) -> list[str]:
 
 def _refused(text: str) -> bool:
     return "denied" in text.lower()
-
-
-def _workspace_file(instance: Instance, rel: str) -> str | None:
-    """A workspace file's text, or None when it is not there."""
-    path = instance.work / rel
-    return path.read_text() if path.exists() else None
-
-
-def _file(rel: str, text: str | None) -> Probe:
-    """The workspace file ``rel`` must hold ``text`` (None: must not exist)."""
-    return probe(f"{rel} in the workspace", _workspace_file, rel, expect=text)
 
 
 def _results(check: Callable[[list[str]], bool], message: str) -> Probe:
@@ -200,7 +190,7 @@ DENY_RULE = _landed(
     "a deny rule refuses the call and it writes nothing",
     "nowrite",
     _mission(_write("out.txt")),
-    _file("out.txt", None),
+    workspace_file("out.txt", expect=None),
     _results(lambda rs: _refused(rs[0]), "the write refused"),
     declare='[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "deny"\n',
     # no transcript: the closing turn after mission_finish is served only sometimes
@@ -251,7 +241,7 @@ UNSET_AXIS_DENY = _landed(
     "an axis left unset falls through to default_action deny",
     "shut",
     _mission(_write("out.txt")),
-    _file("out.txt", None),
+    workspace_file("out.txt", expect=None),
     _results(lambda rs: _refused(rs[0]), "the write refused"),
     declare='[envelopes.shut]\ndefault_action = "deny"\nfiles.read = "allow"\n',
     # no transcript: the closing turn after mission_finish is served only sometimes
@@ -311,8 +301,8 @@ DENY_PATH_CARVE = _landed(
     "a deny path carves a refusal out of an allow grant",
     "carve",
     _mission(_write("ok.txt"), _write("secret.txt")),
-    _file("ok.txt", CONTENT),
-    _file("secret.txt", None),
+    workspace_file("ok.txt", expect=CONTENT),
+    workspace_file("secret.txt", expect=None),
     _results(lambda rs: _refused(rs[1]) and not _refused(rs[0]), "only the second write refused"),
     declare=(
         "[envelopes.carve]\n"
@@ -367,7 +357,7 @@ CHILD_KEEPS_PARENT_AXES = _landed(
     "child",
     _mission(_read("notes.txt"), _write("out.txt")),
     _results(lambda rs: "inherited read" in rs[0], "the inherited read"),
-    _file("out.txt", CONTENT),
+    workspace_file("out.txt", expect=CONTENT),
     declare=(
         "[envelopes.parent]\n"
         'default_action = "deny"\n'
@@ -477,10 +467,10 @@ EDITED_ENVELOPE = _landed(
     "editing an envelope changes the next run without an init",
     "edit",
     _mission(_write("out.txt")),
-    _file("out.txt", None),
+    workspace_file("out.txt", expect=None),
     edit(".contenox/agents.toml", replace={'files.write = "deny"': 'files.write = "allow"'}),
     step("run", "--policy", "edit", "--timeout", "90s", TASK, timeout=150, exit_code=None),
-    _file("out.txt", CONTENT),
+    workspace_file("out.txt", expect=CONTENT),
     declare='[envelopes.edit]\ndefault_action = "allow"\nfiles.write = "deny"\n',
 )
 
@@ -498,7 +488,7 @@ HITL_POLICY_PATH = Case(
             permission="allow",
             permission_requests=0,
         ),
-        _file("out.txt", None),
+        workspace_file("out.txt", expect=None),
     ],
 )
 
@@ -1039,7 +1029,7 @@ ACP_AUTO = Case(
             permission="deny",
             permission_requests=0,
         ),
-        _file("out.txt", CONTENT),
+        workspace_file("out.txt", expect=CONTENT),
     ],
 )
 
@@ -1055,7 +1045,7 @@ CONFIG_POLICY_NAME = Case(
         step("config", "set", "hitl-policy-name", "hitl-policy-locked.json"),
         step("config", "get", "hitl-policy-name", stdout_has=["hitl-policy-locked.json"]),
         prompt("write the file", permission="allow", permission_requests=0),
-        _file("out.txt", None),
+        workspace_file("out.txt", expect=None),
     ],
     defect=(
         "`contenox acp` ignores the workspace's hitl-policy-name: after `contenox config set "
@@ -1076,7 +1066,7 @@ UNRESOLVABLE_POLICY_NAME = Case(
     steps=[
         step("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json"),
         prompt("write the file", permission="deny", permission_requests=1),
-        _file("out.txt", None),
+        workspace_file("out.txt", expect=None),
     ],
 )
 
@@ -1157,7 +1147,7 @@ STALE_RENDER = Case(
             stderr_has=['unknown key "bogus"'],
         ),
         # The stale render still gates.
-        _file("out.txt", None),
+        workspace_file("out.txt", expect=None),
     ],
     defect=(
         "a failed render is not reported: after `contenox run --policy stale` rendered "
