@@ -50,6 +50,7 @@ def suite(
 
 
 HEADER = """
+import os
 import re
 import signal as sig
 from harness import (Case, Script, Turn, await_ask, background, column, edit, edit_dialog,
@@ -188,8 +189,10 @@ EDITED = Case(
         edit("conf.toml", replace={r'(?m)^allowed = ".*"$': 'allowed = ""'}, append="extra = 1\\n"),
         step("show-file", "conf.toml", stdout_has=['allowed = ""', "extra = 1"],
              stdout_lacks=["ls,git"]),
-        edit("new/created.txt", append="made"),
+        edit("new/created.txt", append="made", executable=True),
         step("show-file", "new/created.txt", stdout_has=["made"]),
+        probe("created.txt is executable",
+              lambda i: os.access(i.work / "new/created.txt", os.X_OK), expect=True),
     ],
 )
 

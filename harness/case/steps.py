@@ -765,6 +765,8 @@ class Edit(Action):
     ``replace`` must match the file at least once (else the step fails naming
     it) and every match is replaced; then ``append`` is added at the end (a
     missing file starts empty, so ``append`` alone creates one).
+    ``executable=True`` then makes the file executable (mode 0755): a planted
+    program, a tool to pin.
     """
 
     kind: ClassVar[str] = "edit"
@@ -772,6 +774,7 @@ class Edit(Action):
     append: str = ""
     replace: Mapping[str, str] = field(default_factory=dict)
     under: str = "work"
+    executable: bool = False
 
     def _prepare(self) -> None:
         object.__setattr__(self, "replace", dict(self.replace))
@@ -789,7 +792,7 @@ class Edit(Action):
                 re.compile(pattern)
             except re.error as err:
                 raise problem("replace", f"{pattern!r} is not a regex: {err}") from None
-        if not self.append and not self.replace:
+        if not self.append and not self.replace and not self.executable:
             raise problem("append", "must be given (or replace={regex: text}): it changes nothing")
 
     def texts(self) -> Iterator[tuple[str, object]]:
@@ -817,16 +820,30 @@ class Edit(Action):
         text += run.fill(self.append)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+        if self.executable:
+            target.chmod(0o755)
         shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
         changes = [f"replaced {p!r}" for p in self.replace] + (["appended"] if self.append else [])
+        changes += ["made executable"] if self.executable else []
         run.instance.recorder.note(f"edited {shown_path}: {', '.join(changes)}")
 
 
 def edit(
-    path: str, *, append: str = "", replace: Mapping[str, str] | None = None, under: str = "work"
+    path: str,
+    *,
+    append: str = "",
+    replace: Mapping[str, str] | None = None,
+    under: str = "work",
+    executable: bool = False,
 ) -> Edit:
     """Change a file between steps: ``edit("agents.toml", append=TABLE, under="contenox")``."""
-    return Edit(path=path, append=append, replace=dict(replace or {}), under=under)
+    return Edit(
+        path=path,
+        append=append,
+        replace=dict(replace or {}),
+        under=under,
+        executable=executable,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
