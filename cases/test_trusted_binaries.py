@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
@@ -154,23 +155,42 @@ def _statuses(instance: Instance) -> list[str]:
     return [m.status for m in missions(instance)]
 
 
-LANDS_UNATTENDED = (
-    step(*_RUN, timeout=120),
-    _NO_ASKS,
-    probe("mission statuses", _statuses, expect=["landed"]),
-)
+def _lands(env: Mapping[str, str] | None = None) -> tuple[Action, ...]:
+    """The pinned run lands with nothing left waiting on a person."""
+    return (
+        step(*_RUN, timeout=120, env=dict(env or {})),
+        _NO_ASKS,
+        probe("mission statuses", _statuses, expect=["landed"]),
+    )
 
-STOPS_FOR_APPROVAL = (
-    background("run", *_RUN),
-    await_ask("ask", tool="local_shell.local_shell", timeout=60),
-    probe(
-        "pending asks",
-        approvals,
-        expect=satisfies(lambda asks: any("echo" in a.summary for a in asks), "an ask about echo"),
-    ),
-    respond("ask", "deny"),
-    wait("run"),
+
+def _stops(env: Mapping[str, str] | None = None) -> tuple[Action, ...]:
+    """The pinned run's echo stops for approval; the ask is denied and the run lands."""
+    return (
+        background("run", *_RUN, env=dict(env or {})),
+        await_ask("ask", tool="local_shell.local_shell", timeout=60),
+        probe(
+            "pending asks",
+            approvals,
+            expect=satisfies(
+                lambda asks: any("echo" in a.summary for a in asks), "an ask about echo"
+            ),
+        ),
+        respond("ask", "deny"),
+        wait("run"),
+    )
+
+
+LANDS_UNATTENDED = _lands()
+STOPS_FOR_APPROVAL = _stops()
+
+# A fake ``echo`` first on PATH: it leaves a marker file when it runs.
+PLANT = edit("planted/echo", append=PLANTED, executable=True)
+PLANTED_ENV = {"PATH": "{work}/planted:" + os.environ["PATH"], "PLANT_MARKER": "{work}/planted-ran"}
+PLANTED_RAN = workspace_file(
+    "planted-ran", expect=satisfies(lambda text: text is not None, "the marker left")
 )
+PLANTED_NEVER_RAN = workspace_file("planted-ran", expect=None)
 
 _ECHO_PATH = _real_echo()
 _ECHO_SHA = _sha256(_ECHO_PATH)
@@ -214,25 +234,30 @@ ANY_HASH_STRICT = _pinned(
 )
 
 
-# function: plants an executable echo on PATH (a file mode no step sets)
-def test_without_trusted_binaries_a_planted_echo_on_path_runs_unattended(
-    instance: Instance,
-) -> None:
-    # The gap the page describes: the allow rule blesses the name, whatever it resolves to.
-    _setup(instance, None)
-    env = _plant(instance)
-    _run_lands_unattended(instance, env)
-    assert (instance.work / "planted-ran").exists()
+# The gap the page describes: the allow rule blesses the name, whatever it resolves to.
+PLANTED_WITHOUT_PINS = _pinned(
+    "without trusted_binaries a planted echo on PATH runs unattended",
+    None,
+    PLANT,
+    *_lands(PLANTED_ENV),
+    PLANTED_RAN,
+)
 
+PLANTED_OUTSIDE_DIRS = _pinned(
+    "a name resolving outside every trusted dir stops for approval and does not run",
+    {"dirs": [str(_ECHO_PATH.parent)]},
+    PLANT,
+    *_stops(PLANTED_ENV),
+    PLANTED_NEVER_RAN,
+)
 
-# function: plants an executable echo on PATH (a file mode no step sets)
-def test_a_name_resolving_outside_every_trusted_dir_stops_for_approval_and_does_not_run(
-    instance: Instance,
-) -> None:
-    _setup(instance, {"dirs": [str(_real_echo().parent)]})
-    env = _plant(instance)
-    _run_stops_for_approval(instance, env)
-    assert not (instance.work / "planted-ran").exists()
+PLANTED_UNDER_HASHES = _pinned(
+    "declaring only hashes still stops a planted binary",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA}},
+    PLANT,
+    *_stops(PLANTED_ENV),
+    PLANTED_NEVER_RAN,
+)
 
 
 # function: makes a symlink to the real echo (no step makes one)
@@ -243,15 +268,6 @@ def test_a_trusted_dir_given_through_a_symlink_matches_its_real_directory(
     link.symlink_to(_real_echo().parent)
     _setup(instance, {"dirs": [str(link)]})
     _run_lands_unattended(instance)
-
-
-# function: plants an executable echo on PATH (a file mode no step sets)
-def test_declaring_only_hashes_still_stops_a_planted_binary(instance: Instance) -> None:
-    echo = _real_echo()
-    _setup(instance, {"hashes": {str(echo): _sha256(echo)}})
-    env = _plant(instance)
-    _run_stops_for_approval(instance, env)
-    assert not (instance.work / "planted-ran").exists()
 
 
 # function: makes a symlink to the real echo (no step makes one)
@@ -267,7 +283,7 @@ def test_a_hash_declared_under_a_symlink_path_is_not_the_real_path_and_stops_the
     _run_stops_for_approval(instance, {"PATH": f"{links}:{os.environ['PATH']}"})
 
 
-# function: plants an executable echo on PATH (a file mode no step sets)
+# function: reads the complaint from stdout and stderr together
 @pytest.mark.parametrize(
     ("block", "complaint"),
     [
