@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
@@ -76,22 +77,8 @@ def _tool_result(instance: Instance) -> str:
     return results[0]
 
 
-def _workspace_file(instance: Instance, rel: str) -> str | None:
-    """A workspace file's text, or None when it is not there."""
-    path = instance.work / rel
-    return path.read_text() if path.exists() else None
-
-
 def _result(check: Callable[[str], bool], message: str) -> Probe:
     return probe("the call's tool result", _tool_result, expect=satisfies(check, message))
-
-
-def _still_there(rel: str, text: str = "x") -> Probe:
-    return probe(f"{rel} in the workspace", _workspace_file, rel, expect=text)
-
-
-def _absent(rel: str) -> Probe:
-    return probe(f"{rel} in the workspace", _workspace_file, rel, expect=None)
 
 
 _RUN = ("run", "--policy")
@@ -219,7 +206,7 @@ RM_ASKS = _asks(
     "local_shell",
     _shell_args("rm", "-f", "keep-me.txt"),
     files={"keep-me.txt": "x"},
-    after=[_still_there("keep-me.txt")],
+    after=[workspace_file("keep-me.txt", expect="x")],
     # no transcript: the closing turn after mission_finish is served only sometimes
     snapshot=False,
 )
@@ -242,7 +229,7 @@ REDIRECT_ASKS = _asks(
     "local_shell",
     _shell_args("echo hi > written.txt", shell=True),
     before=[WITHOUT_SHELL_HARD_BOUNDS],
-    after=[_absent("written.txt")],
+    after=[workspace_file("written.txt", expect=None)],
     # no transcript: the closing turn after mission_finish is served only sometimes
     snapshot=False,
 )
@@ -481,7 +468,7 @@ UNANSWERED_TIMEOUT = Case(
         ),
         # Nobody answers: the ask must resolve itself to a denial and the mission land.
         step(*_RUN, "shortwait", "--timeout", "90s", "do the task", timeout=120),
-        _still_there("keep-me.txt"),
+        workspace_file("keep-me.txt", expect="x"),
         _result(_refused, "a refusal"),
     ],
     # no transcript: the closing turn after mission_finish is served only sometimes
