@@ -1017,6 +1017,40 @@ POSTURE_NAME_WINS = _render_case(
 )
 
 
+ENVELOPE_NAME_RULE = Case(
+    name="an envelope name outside the name pattern is refused",
+    home_files={"agents.toml": '[envelopes.Bad]\ndefault_action = "deny"\n'},
+    steps=[
+        step(
+            "acp",
+            stdin="",
+            notices_has=["[envelopes.Bad]", "name must match ^[a-z0-9][a-z0-9_-]*$"],
+        )
+    ],
+)
+
+ENVELOPE_OWNS_AN_AGENT_S_FILE = Case(
+    name="agent list says when an envelope owns an agent s policy file",
+    home_files={"agents.toml": '[envelopes.reviewer]\ndefault_action = "deny"\n'},
+    steps=[
+        step(
+            "agent",
+            "list",
+            notices_has=[
+                'not carried  reviewer: posture — "reviewer" is also an envelope',
+                'not carried  chain-acpx: posture — "acpx" is also an envelope',
+            ],
+        )
+    ],
+)
+
+VET_SAYS_A_COPY_SHADOWS_A_RENDER = Case(
+    name="vet says when a hand written copy shadows a rendered envelope",
+    files={".contenox/hitl-policy-strict.json": '{"default_action": "deny", "rules": []}\n'},
+    steps=[step("vet", stdout_has=["shadows the rendered envelope"])],
+)
+
+
 # ----------------------------------------------------------------- acp: the policy it runs under
 
 ACP_AUTO = Case(
