@@ -72,8 +72,7 @@ A_SCRIPTED_LOCAL_SHELL_RUNS_IN_THE_EDITORS_TERMINAL = Case(
 )
 
 
-# A function: it checks that the one write request was refused and every tool
-# call ended "failed", which prompt() does not expose.
+# function: the refused write request and each tool call's "failed" end are not in prompt()
 def test_with_writes_refused_the_file_never_appears(instance: Instance) -> None:
     instance.init()
     instance.use_script(WRITE)
@@ -89,7 +88,7 @@ def test_with_writes_refused_the_file_never_appears(instance: Instance) -> None:
         )
 
 
-# A function: it checks the permission request's _meta.toolName, which prompt() does not expose.
+# function: reads the permission request's _meta.toolName, which prompt() does not expose
 def test_a_gated_call_raises_a_permission_request_that_deny_refuses(instance: Instance) -> None:
     instance.init()
     instance.use_script(WRITE)
@@ -104,8 +103,7 @@ def test_a_gated_call_raises_a_permission_request_that_deny_refuses(instance: In
         assert turn.stop_reason == "end_turn", turn.describe()
 
 
-# A function: the prompt must stay pending while another process answers its ask;
-# prompt() waits for the turn's end.
+# function: another process answers while the prompt is still open (prompt() waits it out)
 def test_a_deferred_ask_is_answered_from_another_process_while_the_turn_waits(
     instance: Instance,
 ) -> None:
@@ -128,7 +126,7 @@ def test_a_deferred_ask_is_answered_from_another_process_while_the_turn_waits(
         assert ask.ask_id not in instance.must("approvals", "list").stdout
 
 
-# A function: session/list is a request outside any prompt, which no step type sends.
+# function: sends session/list, a request outside any prompt, which no step type sends
 def test_session_list_shows_the_session_the_editor_opened(instance: Instance) -> None:
     instance.init()
     instance.use_script(Script(turns=[route(), "Hello."]))

@@ -29,9 +29,7 @@ from harness import (
 )
 from harness import probes as read
 from harness.probes import (
-    answer,
     approvals,
-    await_approval,
     missions,
     session_records,
     transcript,
@@ -122,34 +120,48 @@ DENYING_A_GATED_CALL = Case(
 )
 
 
-# A function: it finds the unit's session by identity, then reads its tool results.
-@pytest.mark.no_transcript(
-    reason=(
-        "the closing turn after mission_finish is served only sometimes (see "
-        "cases/promises/development/scripted-test-backend.md), and `session show`, "
-        "which this test reads, lists it when it was: 7 or 8 messages"
-    )
-)
-def test_a_question_waits_with_its_summary_and_the_unit_receives_the_answer(
-    instance: Instance,
-) -> None:
-    _setup(instance, QUESTION_RUN)
-    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "pick a db")
-
-    ask = await_approval(instance, 30, kind="question", run=run)
-    assert (ask.tool, ask.summary) == (
-        "mission.mission_ask_attention",
-        "which database should I use",
-    )
-
-    answer(instance, ask.id, "use the staging database")
-
-    run.wait(timeout=90).assert_success()
+def _unit_tool_results(instance: Instance) -> list[str]:
+    """The tool results the run's unit recorded (``session list --all``, ``session show``)."""
     [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
-    tool_results = [m.content for m in transcript(instance, unit.id).messages if m.role == "tool"]
-    assert any("use the staging database" in text for text in tool_results), tool_results
+    return [m.content for m in transcript(instance, unit.id).messages if m.role == "tool"]
 
 
+A_QUESTION_WAITS_AND_THE_UNIT_RECEIVES_THE_ANSWER = Case(
+    name="a question waits with its summary and the unit receives the answer",
+    script=QUESTION_RUN,
+    steps=[
+        background("run", "run", "--policy", "run", "--timeout", "60s", "pick a db"),
+        await_ask("ask", kind="question"),
+        probe(
+            "pending asks",
+            read.approvals,
+            expect=satisfies(
+                lambda asks: (
+                    [(a.tool, a.summary) for a in asks]
+                    == [("mission.mission_ask_attention", "which database should I use")]
+                ),
+                "one question from mission_ask_attention, 'which database should I use'",
+            ),
+        ),
+        respond("ask", answer="use the staging database"),
+        wait("run"),
+        probe(
+            "the unit's tool results",
+            _unit_tool_results,
+            expect=satisfies(
+                lambda results: any("use the staging database" in r for r in results),
+                "the answer among them",
+            ),
+        ),
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes (see
+    # cases/promises/development/scripted-test-backend.md), and `session show`, which this
+    # case reads, lists it when it was: 7 or 8 messages
+    snapshot=False,
+)
+
+
+# function: a race, so twelve runs time out on their asks and every answer is checked
 @pytest.mark.xfail(
     strict=True,
     reason=(
@@ -200,30 +212,30 @@ ECHO_RUN = Script(
 )
 
 
-def _echo_results(instance: Instance) -> list[str]:
-    [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
-    return [m.content for m in transcript(instance, unit.id).messages if m.role == "tool"]
-
-
-@pytest.mark.parametrize(
-    ("verdict", "seen", "unseen"),
-    [("--approve", "hi there", "denied"), ("--deny", "denied", "hi there")],
-)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_the_verdict_decides_whether_the_gated_call_runs(
-    instance: Instance, verdict: str, seen: str, unseen: str
-) -> None:
-    # The unit's own transcript is where a verdict shows: approved, `echo` ran and
-    # its result is the echo; denied, it never ran and the unit is told so.
-    _setup(instance, ECHO_RUN)
-    run = start_contenox(instance, "run", "--policy", "run", "--timeout", "60s", "echo hi")
-    ask = await_approval(instance, 30, tool="native-echo.echo", run=run)
-
-    instance.must("approvals", "respond", ask.id, verdict)
-
-    run.wait(timeout=90).assert_success()
-    [result, *_] = _echo_results(instance)
-    assert seen in result and unseen not in result, result
+# The unit's own transcript is where a verdict shows: approved, `echo` ran and
+# its result is the echo; denied, it never ran and the unit is told so.
+THE_VERDICT_DECIDES = [
+    Case(
+        name=f"the verdict decides whether the gated call runs ({verdict})",
+        script=ECHO_RUN,
+        steps=[
+            background("run", "run", "--policy", "run", "--timeout", "60s", "echo hi"),
+            await_ask("ask", tool="native-echo.echo"),
+            respond("ask", verdict),
+            wait("run"),
+            probe(
+                "the unit's tool results",
+                _unit_tool_results,
+                expect=satisfies(
+                    lambda results, seen=seen, unseen=unseen: (
+                        seen in results[0] and unseen not in results[0]
+                    ),
+                    f"the first says {seen!r}, not {unseen!r}",
+                ),
+            ),
+        ],
+        # no transcript: the closing turn after mission_finish is served only sometimes
+        snapshot=False,
+    )
+    for verdict, seen, unseen in (("approve", "hi there", "denied"), ("deny", "denied", "hi there"))
+]

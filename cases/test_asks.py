@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
@@ -24,16 +27,23 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    await_ask,
+    background,
     defect,
     mission_finish,
     mission_report,
     open_acp,
+    probe,
     probes,
+    respond,
     route,
+    satisfies,
     start_contenox,
     step,
+    wait,
     wait_until,
 )
+from harness.case import Action, Probe, Step
 
 TASK = "do the task"
 ECHO = ToolCall("echo", {"input": "ping from the unit"})
@@ -110,94 +120,120 @@ def _tool_results(instance: Instance) -> list[str]:
     return seen
 
 
+def _gate(toml_body: str) -> dict[str, str]:
+    """The workspace file declaring envelope ``gate``."""
+    return {".contenox/agents.toml": f"[envelopes.gate]\n{toml_body}"}
+
+
+def _gated_echo(grant: str) -> dict[str, str]:
+    """Envelope ``gate``: everything allowed except ``echo``, which gets ``grant``."""
+    return _gate(
+        f'default_action = "allow"\n[envelopes.gate.tools]\n"native-echo.echo" = {grant}\n'
+    )
+
+
+_GATE = ("run", "--policy", "gate")
+_TORN_DOWN = step(*_GATE, "--timeout", "4s", TASK, exit_code="non-zero", timeout=120)
+_NO_ASKS = probe("pending asks", probes.approvals, expect=[])
+
+
+def _pending_ids(instance: Instance, ask_id: str) -> list[str]:
+    """The ids of the pending asks, the captured one read as ``the ask``."""
+    return ["the ask" if a.id == ask_id else a.id for a in probes.approvals(instance)]
+
+
+def _still_pending(name: str = "ask") -> Probe:
+    return probe("pending asks", _pending_ids, f"{{{name}}}", expect=["the ask"])
+
+
 # --------------------------------------------------------------------------- how long an ask waits
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+# Nobody answers: the run's own wait of 2s elapses, on_timeout (deny) applies,
+# the ask leaves the inbox and the run lands on its own.
+GRANT_TIMEOUT = Case(
+    name="a blocked run applies its grant timeout itself and carries on denied",
+    script=_mission(ECHO),
+    files=_gated_echo('{ grant = "approve", timeout = "2s", on_timeout = "deny" }'),
+    steps=[
+        step(*_GATE, "--timeout", "90s", TASK, timeout=150),
+        _NO_ASKS,
+        probe(
+            "tool results",
+            _tool_results,
+            expect=satisfies(lambda rs: "denied" in rs[0].lower(), "the echo denied"),
+        ),
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_blocked_run_applies_its_grant_timeout_itself_and_carries_on_denied(
-    instance: Instance,
-) -> None:
-    # function: needs tool results from `state show --raw`
-    # Nobody answers: the run's own wait of 2s elapses, on_timeout (deny)
-    # applies, the ask leaves the inbox and the run lands on its own.
-    _gate_echo(instance, '{ grant = "approve", timeout = "2s", on_timeout = "deny" }')
-    instance.init()
-    instance.use_script(_mission(ECHO))
-    result = instance.contenox("run", "--policy", "gate", "--timeout", "90s", TASK, timeout=150)
-    result.assert_success()
-    assert probes.approvals(instance) == []
-    first = _tool_results(instance)[0]
-    assert "denied" in first.lower(), first
 
 
-def _pending_echo(instance: Instance, run: Process) -> probes.Ask:
-    return probes.await_approval(instance, 60, tool="native-echo.echo", run=run)
+def _expires(name: str, grant: str, expires: Sequence[str], *before: Action, **case: Any) -> Case:
+    """The echo's pending ask lists EXPIRES-IN one of ``expires``; it is then denied."""
+    return Case(
+        name=name,
+        script=_mission(ECHO),
+        files=_gated_echo(grant),
+        steps=[
+            *before,
+            background("run", *_GATE, "--timeout", "90s", TASK),
+            await_ask("ask", tool="native-echo.echo", timeout=60),
+            probe(
+                "pending asks",
+                probes.approvals,
+                expect=satisfies(
+                    lambda asks: [a.expires_in in expires for a in asks] == [True],
+                    f"one ask, expiring in {' or '.join(expires)}",
+                ),
+            ),
+            respond("ask", "deny"),
+            wait("run", exit_code=None, timeout=120),
+        ],
+        **case,
+    )
 
 
-@defect(
-    'EXPIRES-IN ignores the grant\'s timeout: under `"native-echo.echo" = { grant = '
-    '"approve", timeout = "30m", on_timeout = "deny" }` the pending ask of `contenox run '
-    "--policy gate` lists EXPIRES-IN `6d` (the host ceiling), and after the run is torn down "
-    "a 6s grant's ask was still listed, `6d`, long after 6s. Contradicts contenox-cli.md, "
-    '`contenox approvals`: \'a grant written as shell = { grant = "approve", timeout = '
-    '"30m", on_timeout = "deny" } gives its asks thirty minutes\''
+GRANT_WAIT_LISTED = _expires(
+    "an ask lists the wait its grant names as expires in",
+    '{ grant = "approve", timeout = "30m", on_timeout = "deny" }',
+    ("29m", "30m"),
+    defect=(
+        'EXPIRES-IN ignores the grant\'s timeout: under `"native-echo.echo" = { grant = '
+        '"approve", timeout = "30m", on_timeout = "deny" }` the pending ask of `contenox run '
+        "--policy gate` lists EXPIRES-IN `6d` (the host ceiling), and after the run is torn "
+        "down a 6s grant's ask was still listed, `6d`, long after 6s. Contradicts "
+        "contenox-cli.md, `contenox approvals`: 'a grant written as shell = { grant = "
+        '"approve", timeout = "30m", on_timeout = "deny" } gives its asks thirty minutes\''
+    ),
 )
-def test_an_ask_lists_the_wait_its_grant_names_as_expires_in(instance: Instance) -> None:
-    # function: needs background — the ask is read while the run waits on it
-    _gate_echo(instance, '{ grant = "approve", timeout = "30m", on_timeout = "deny" }')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120)
-    assert ask.expires_in in ("29m", "30m"), ask
 
-
-@defect(
-    'timeout = "never" is rendered (`"timeout_s": -1`) but the durable row gets the host '
-    "ceiling: `contenox approvals list` shows EXPIRES-IN `6d` (or `23h` with approval-ceiling "
-    '24h) for the ask of `"native-echo.echo" = { grant = "approve", timeout = "never" }`. '
-    "Contradicts hitl.md: 'the row is written with no expiry, no sweep ever touches it, "
-    "approvals list shows its EXPIRES-IN as never'"
+NEVER_LISTED = _expires(
+    "an ask whose grant says never lists expires in never",
+    '{ grant = "approve", timeout = "never" }',
+    ("never",),
+    defect=(
+        'timeout = "never" is rendered (`"timeout_s": -1`) but the durable row gets the host '
+        "ceiling: `contenox approvals list` shows EXPIRES-IN `6d` (or `23h` with "
+        'approval-ceiling 24h) for the ask of `"native-echo.echo" = { grant = "approve", '
+        'timeout = "never" }`. Contradicts hitl.md: \'the row is written with no expiry, no '
+        "sweep ever touches it, approvals list shows its EXPIRES-IN as never'"
+    ),
 )
-def test_an_ask_whose_grant_says_never_lists_expires_in_never(instance: Instance) -> None:
-    # function: needs background — the ask is read while the run waits on it
-    _gate_echo(instance, '{ grant = "approve", timeout = "never" }')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120)
-    assert ask.expires_in == "never", ask
 
+# Seven days less the seconds already waited reads as 6d.
+SEVEN_DAYS = _expires(
+    "an ask whose grant names no wait gets seven days from the unset ceiling",
+    '"approve"',
+    ("6d", "7d"),
+)
 
-def test_an_ask_whose_grant_names_no_wait_gets_seven_days_from_the_unset_ceiling(
-    instance: Instance,
-) -> None:
-    # function: needs background — the ask is read while the run waits on it
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120)
-    # Seven days less the seconds already waited reads as 6d.
-    assert ask.expires_in in ("6d", "7d"), ask
-
-
-def test_an_ask_whose_grant_names_no_wait_gets_the_approval_ceiling_set_on_the_host(
-    instance: Instance,
-) -> None:
-    # function: needs background — the ask is read while the run waits on it
-    instance.init()
-    instance.must("config", "set", "approval-ceiling", "24h")
-    assert "24h" in instance.must("config", "get", "approval-ceiling").stdout
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120)
-    assert ask.expires_in in ("23h", "24h"), ask
+HOST_CEILING = _expires(
+    "an ask whose grant names no wait gets the approval ceiling set on the host",
+    '"approve"',
+    ("23h", "24h"),
+    step("config", "set", "approval-ceiling", "24h"),
+    step("config", "get", "approval-ceiling", stdout_has=["24h"]),
+)
 
 
 def _expired_ask(instance: Instance) -> tuple[str, Result]:
@@ -216,10 +252,10 @@ def _expired_ask(instance: Instance) -> tuple[str, Result]:
     return ask.id, listing
 
 
+# function: polls approvals list until the expiry sweeps the ask
 def test_approvals_list_closes_an_expired_ask_nobody_waits_on_and_says_how_many(
     instance: Instance,
 ) -> None:
-    # function: needs a condition waited on between commands
     # The run ends at its ask (torn down, stopped or expired) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
     instance.recorder.demand_checked = False
@@ -227,10 +263,10 @@ def test_approvals_list_closes_an_expired_ask_nobody_waits_on_and_says_how_many(
     assert "Swept 1 expired ask" in listing.stdout, listing.describe()
 
 
+# function: polls approvals list until the expiry sweeps the ask
 def test_answering_an_ask_whose_window_closed_is_refused_naming_the_verdict_applied(
     instance: Instance,
 ) -> None:
-    # function: needs an id printed by an earlier command
     # The run ends at its ask (torn down, stopped or refused) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
     instance.recorder.demand_checked = False
@@ -243,17 +279,33 @@ def test_answering_an_ask_whose_window_closed_is_refused_naming_the_verdict_appl
 # --------------------------------------------------------------------------- answered once
 
 
-def test_an_ask_already_answered_refuses_a_second_verdict(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    probes.approve(instance, ask.id)
-    run.wait(timeout=120).assert_success()
+def _live_ask(
+    name: str,
+    script: Script,
+    files: dict[str, str],
+    *steps: Action,
+    before: Sequence[Action] = (),
+    **kw: Any,
+) -> Case:
+    """``before``, then a run under ``gate`` in the background, then ``steps``."""
+    return Case(
+        name=name,
+        script=script,
+        files=files,
+        steps=[*before, background("run", *_GATE, "--timeout", "90s", TASK), *steps],
+        **kw,
+    )
 
-    again = instance.contenox("approvals", "respond", ask.id, "--deny")
-    again.assert_failure()
-    assert "already answered" in again.stderr, again.describe()
+
+ANSWERED_ONCE = _live_ask(
+    "an ask already answered refuses a second verdict",
+    _mission(ECHO),
+    _gated_echo('"approve"'),
+    await_ask("ask", tool="native-echo.echo", timeout=60),
+    respond("ask", "approve"),
+    wait("run", timeout=120),
+    respond("ask", "deny", exit_code="non-zero", stderr_has=["already answered"]),
+)
 
 
 RESPOND_NEEDS_ONE_VERDICT = [
@@ -296,16 +348,15 @@ AS_AGENT_NEEDS_THE_BETA = Case(
 )
 
 
-def test_a_permission_ask_refuses_an_answer_in_words(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    wrong = instance.contenox("approvals", "respond", ask.id, "--answer", "sure")
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120)
-    wrong.assert_failure()
-
+PERMISSION_REFUSES_WORDS = _live_ask(
+    "a permission ask refuses an answer in words",
+    _mission(ECHO),
+    _gated_echo('"approve"'),
+    await_ask("ask", tool="native-echo.echo", timeout=60),
+    respond("ask", answer="sure", exit_code="non-zero"),
+    respond("ask", "deny"),
+    wait("run", exit_code=None, timeout=120),
+)
 
 QUESTION = Script(
     turns=[
@@ -324,38 +375,52 @@ QUESTION = Script(
     ]
 )
 
-
-def test_a_question_refuses_a_permission_verdict(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, QUESTION)
-    ask = probes.await_approval(instance, 60, kind="question", run=run)
-    wrong = instance.contenox("approvals", "respond", ask.id, "--approve")
-    probes.answer(instance, ask.id, "main")
-    run.wait(timeout=120)
-    wrong.assert_failure()
+QUESTION_REFUSES_VERDICT = _live_ask(
+    "a question refuses a permission verdict",
+    QUESTION,
+    _gated_echo('"approve"'),
+    await_ask("ask", kind="question", timeout=60),
+    respond("ask", "approve", exit_code="non-zero"),
+    respond("ask", answer="main"),
+    wait("run", exit_code=None, timeout=120),
+)
 
 
 # --------------------------------------------------------------------------- a torn-down run
 
+# A run torn down at its ask ends there by design, so the turns after it are
+# never asked for: those Cases say serves_all_turns=False.
+_WRITE_GATE = _gate('default_action = "allow"\nfiles.write = "approve"\n')
 
-def test_a_torn_down_run_has_not_run_its_gated_call_and_its_record_survives(
-    instance: Instance,
-) -> None:
-    # function: needs the workspace and the inbox after the run
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
-    script = _mission(_write("gated.txt"), report_first="started on the gated write")
-    _torn_down(instance, script)
-    assert not (instance.work / "gated.txt").exists(), "the gated write ran unanswered"
-    [ask] = probes.approvals(instance)
-    assert ask.tool == "local_fs.write_file", ask
-    [fired] = probes.missions(instance)
-    assert fired.id == ask.mission
-    reports = probes.mission_reports(instance, fired.id).reports
-    assert [r.summary for r in reports] == ["started on the gated write"], reports
+
+def _report_summaries(instance: Instance, mission_id: str) -> list[str]:
+    return [r.summary for r in probes.mission_reports(instance, mission_id).reports]
+
+
+def _mission_count(instance: Instance) -> int:
+    return len(probes.missions(instance))
+
+
+TORN_DOWN_RECORD = Case(
+    name="a torn down run has not run its gated call and its record survives",
+    script=_mission(_write("gated.txt"), report_first="started on the gated write"),
+    files=_WRITE_GATE,
+    steps=[
+        _TORN_DOWN,
+        workspace_file("gated.txt", expect=None),
+        await_ask("ask", tool="local_fs.write_file"),
+        _still_pending(),
+        probe("missions", _mission_count, expect=1),
+        step("mission", "list", stdout_has=["{ask_mission}"]),
+        probe(
+            "report summaries",
+            _report_summaries,
+            "{ask_mission}",
+            expect=["started on the gated write"],
+        ),
+    ],
+    serves_all_turns=False,
+)
 
 
 _DERAILED = (
@@ -372,11 +437,11 @@ _DERAILED = (
 )
 
 
+# function: a race: eight runs torn down at once, every answer checked
 @defect(_DERAILED)
 def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
     instance: Instance,
 ) -> None:
-    # function: needs ids printed by earlier commands
     # The defect is a race, so one run proves little either way: eight runs
     # (the fleet's default cap) are torn down on their own asks at once, and
     # every answer must resume its run to a landed mission.
@@ -402,6 +467,7 @@ def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
     assert probes.approvals(instance) == []
 
 
+# function: a race retried up to five times until a run resumes
 @pytest.mark.no_transcript(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
@@ -409,7 +475,6 @@ def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
 def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_new_ask(
     instance: Instance,
 ) -> None:
-    # function: needs an id printed by an earlier command
     # A torn-down run is sometimes derailed before it can be resumed (the race
     # quarantined above); that is not this promise, so up to five runs are
     # tried until one resumes, and this case checks what the resumed run does.
@@ -434,164 +499,192 @@ def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_ne
     assert probes.mission(instance, pending[0].mission).status == "open"
 
 
-@defect(
-    "with no default model, no default provider and no backend, `contenox approvals respond "
-    "<id> --approve` on a torn-down run's ask exits 1 with 'verdict for approval <id> "
-    "recorded, but resuming its suspended run failed: … client resolution failed: no models "
-    "found in runtime state' — the verdict IS recorded (the ask leaves `approvals list`) and "
-    "the gated write_file even ran. Contradicts contenox-cli.md, `contenox approvals`: 'a "
-    "process that cannot build an engine (no default model configured) is refused before "
-    "anything is recorded … the ask stays pending'"
+NO_ENGINE_NO_VERDICT = Case(
+    name="a terminal that cannot build an engine records no verdict on a checkpointed ask",
+    script=_mission(_write("gated.txt")),
+    files=_WRITE_GATE,
+    steps=[
+        _TORN_DOWN,
+        await_ask("ask"),
+        # No model anywhere: no default, no provider, no backend.
+        step("config", "set", "default-model", ""),
+        step("config", "set", "default-provider", ""),
+        step("backend", "remove", "scripted"),
+        respond("ask", "approve", exit_code="non-zero"),
+        _still_pending(),
+        workspace_file("gated.txt", expect=None),
+    ],
+    defect=(
+        "with no default model, no default provider and no backend, `contenox approvals "
+        "respond <id> --approve` on a torn-down run's ask exits 1 with 'verdict for approval "
+        "<id> recorded, but resuming its suspended run failed: … client resolution failed: no "
+        "models found in runtime state' — the verdict IS recorded (the ask leaves `approvals "
+        "list`) and the gated write_file even ran. Contradicts contenox-cli.md, `contenox "
+        "approvals`: 'a process that cannot build an engine (no default model configured) is "
+        "refused before anything is recorded … the ask stays pending'"
+    ),
 )
-def test_a_terminal_that_cannot_build_an_engine_records_no_verdict_on_a_checkpointed_ask(
-    instance: Instance,
-) -> None:
-    # function: needs an id printed by an earlier command
-    _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
-    _torn_down(instance, _mission(_write("gated.txt")))
-    [ask] = probes.approvals(instance)
-    # No model anywhere: no default, no provider, no backend.
-    instance.must("config", "set", "default-model", "")
-    instance.must("config", "set", "default-provider", "")
-    instance.must("backend", "remove", "scripted")
-
-    refused = instance.contenox("approvals", "respond", ask.id, "--approve")
-
-    refused.assert_failure()
-    pending = [a.id for a in probes.approvals(instance)]
-    assert pending == [ask.id], "the verdict was recorded:\n" + refused.describe(logs=False)
-    assert not (instance.work / "gated.txt").exists()
 
 
-def test_approvals_list_limit_caps_the_asks_listed(instance: Instance) -> None:
-    # function: needs two torn-down runs
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    _gate_echo(instance, '"approve"')
-    _torn_down(instance, _mission(ECHO))
-    instance.contenox("run", "--policy", "gate", "--timeout", "4s", TASK, timeout=120)
-    assert len(probes.approvals(instance)) == 2
-    assert len(probes.approvals(instance, limit=1)) == 1
+def _listed(limit: int | None) -> Callable[[Instance], int]:
+    def count(instance: Instance) -> int:
+        return len(probes.approvals(instance, limit=limit))
+
+    return count
+
+
+LIMIT = Case(
+    name="approvals list limit caps the asks listed",
+    script=_mission(ECHO),
+    files=_gated_echo('"approve"'),
+    steps=[
+        _TORN_DOWN,
+        step(*_GATE, "--timeout", "4s", TASK, exit_code=None, timeout=120),
+        probe("asks listed", _listed(None), expect=2),
+        probe("asks listed with --limit 1", _listed(1), expect=1),
+    ],
+    serves_all_turns=False,
+)
 
 
 # --------------------------------------------------------------------------- more of an ask's life
 
-
-def test_approval_ceiling_never_leaves_an_unbounded_ask_without_a_deadline(
-    instance: Instance,
-) -> None:
-    # function: needs background — the ask is read while the run waits on it
-    instance.init()
-    instance.must("config", "set", "approval-ceiling", "never")
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, _mission(ECHO))
-    ask = _pending_echo(instance, run)
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120)
-    assert ask.expires_in == "never", ask
-
-
-def test_mission_stop_closes_the_mission_s_pending_asks(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    # The run is live and waiting on its ask: a torn-down run races to mark its
-    # mission derailed (the quarantined resume race), and then nothing can stop it.
-    _gate_echo(instance, '"approve"')
-    run = _start(instance, _mission(ECHO), timeout="120s")
-    ask = _pending_echo(instance, run)
-    instance.must("mission", "stop", ask.mission, "--reason", "no longer wanted")
-    run.wait(timeout=120)
-    assert probes.approvals(instance) == []
-    assert probes.mission(instance, ask.mission).status == "abandoned"
-
-
-@defect(
-    "a torn-down run leaves no word of its suspension: after `contenox run --policy gate "
-    "--timeout 4s` ends on a gated echo, the unit's session (named by `mission show`) has "
-    "no messages at all (`session show <id>`: 'has no messages yet'), so nothing names the "
-    "approval id. Contradicts hitl.md, How an open ask stays visible: 'A turn that suspended "
-    "— the process left, or its asks were detached — ends with a message in the transcript "
-    "saying it is suspended rather than finished, naming the approval id.'"
+CEILING_NEVER = _expires(
+    "approval ceiling never leaves an unbounded ask without a deadline",
+    '"approve"',
+    ("never",),
+    step("config", "set", "approval-ceiling", "never"),
 )
-def test_a_suspended_turn_says_so_in_its_transcript_naming_the_approval_id(
-    instance: Instance,
-) -> None:
-    # function: needs an id printed by an earlier command
-    _gate_echo(instance, '"approve"')
-    _torn_down(instance, _mission(ECHO))
-    [ask] = probes.approvals(instance)
+
+
+def _mission_status(instance: Instance, mission_id: str) -> str:
+    return probes.mission(instance, mission_id).status
+
+
+# The run is live and waiting on its ask: a torn-down run races to mark its
+# mission derailed (the quarantined resume race), and then nothing can stop it.
+MISSION_STOP = Case(
+    name="mission stop closes the mission's pending asks",
+    script=_mission(ECHO),
+    files=_gated_echo('"approve"'),
+    steps=[
+        background("run", *_GATE, "--timeout", "120s", TASK),
+        await_ask("ask", tool="native-echo.echo", timeout=60),
+        step("mission", "stop", "{ask_mission}", "--reason", "no longer wanted"),
+        wait("run", exit_code=None, timeout=120),
+        _NO_ASKS,
+        probe("mission status", _mission_status, "{ask_mission}", expect="abandoned"),
+    ],
+    serves_all_turns=False,
+)
+
+
+def _unit_says(instance: Instance, ask_id: str) -> str:
+    """Everything the ask's mission's unit session says, the ask's id read as ``[ASK]``."""
+    [ask] = [a for a in probes.approvals(instance) if a.id == ask_id]
     session = probes.mission(instance, ask.mission).session
     [unit] = [s for s in probes.session_records(instance) if s.name == session]
     said = "\n".join(m.content for m in probes.transcript(instance, unit.id).messages)
-    assert ask.id in said and "suspended" in said.lower(), said
+    return said.replace(ask_id, "[ASK]")
+
+
+SUSPENSION_SAID = Case(
+    name="a suspended turn says so in its transcript naming the approval id",
+    script=_mission(ECHO),
+    files=_gated_echo('"approve"'),
+    steps=[
+        _TORN_DOWN,
+        await_ask("ask"),
+        probe(
+            "the unit's messages",
+            _unit_says,
+            "{ask}",
+            expect=satisfies(
+                lambda said: "[ASK]" in said and "suspended" in said.lower(),
+                "a suspension naming the ask",
+            ),
+        ),
+    ],
+    defect=(
+        "a torn-down run leaves no word of its suspension: after `contenox run --policy gate "
+        "--timeout 4s` ends on a gated echo, the unit's session (named by `mission show`) has "
+        "no messages at all (`session show <id>`: 'has no messages yet'), so nothing names the "
+        "approval id. Contradicts hitl.md, How an open ask stays visible: 'A turn that "
+        "suspended — the process left, or its asks were detached — ends with a message in the "
+        "transcript saying it is suspended rather than finished, naming the approval id.'"
+    ),
+)
 
 
 def _question(summary: str) -> ToolCall:
     return ToolCall("mission_ask_attention", {"summary": summary, "question": summary + "?"})
 
 
-def _answers(instance: Instance, max_answers: int | None = None) -> None:
+def _answers(max_answers: int | None = None) -> dict[str, str]:
     bound = (
         f"[envelopes.gate.attention]\nmax_agent_answers = {max_answers}\n" if max_answers else ""
     )
-    _envelope(instance, "gate", f'default_action = "allow"\nmissions.answer = "allow"\n{bound}')
+    return _gate(f'default_action = "allow"\nmissions.answer = "allow"\n{bound}')
 
 
-def _as_agent(instance: Instance, ask_id: str) -> Result:
+_BETA = step("config", "set", "opt-in-beta", "true")
+
+
+def _as_agent(**expect: Any) -> Step:
+    return step(
+        "approvals", "respond", "{ask}", "--answer", "use main", "--as-agent", "planner", **expect
+    )
+
+
+AGENT_ANSWER_ACCEPTED = _live_ask(
+    "an agent answer is accepted where the envelope grants agent answers",
+    _mission(_question("which branch")),
+    _answers(),
+    await_ask("ask", kind="question", timeout=60),
+    _as_agent(stdout_has=['Answered as agent "planner"']),
+    wait("run", timeout=120),
+    before=[_BETA],
+)
+
+AGENT_ANSWER_REFUSED = Case(
+    name="an agent answer is refused where the envelope grants none",
+    script=_mission(_question("which branch")),
+    files=_gate('default_action = "allow"\nmissions.answer = "deny"\n'),
+    steps=[
+        _TORN_DOWN,
+        _BETA,
+        await_ask("ask"),
+        _as_agent(exit_code="non-zero", stderr_has=["allowAgentAnswers"]),
+        # The question was not answered.
+        _still_pending(),
+    ],
+    serves_all_turns=False,
+)
+
+
+def _answer_as_agent(instance: Instance, ask_id: str) -> Result:
     return instance.contenox(
         "approvals", "respond", ask_id, "--answer", "use main", "--as-agent", "planner"
     )
 
 
-def test_an_agent_answer_is_accepted_where_the_envelope_grants_agent_answers(
-    instance: Instance,
-) -> None:
-    # function: needs background — the run waits on its question meanwhile
-    _answers(instance)
-    instance.init()
-    instance.must("config", "set", "opt-in-beta", "true")
-    run = _start(instance, _mission(_question("which branch")))
-    ask = probes.await_approval(instance, 60, kind="question", run=run)
-    answered = _as_agent(instance, ask.id)
-    answered.assert_success()
-    assert 'Answered as agent "planner"' in answered.stdout, answered.describe()
-    run.wait(timeout=120).assert_success()
-
-
-def test_an_agent_answer_is_refused_where_the_envelope_grants_none(instance: Instance) -> None:
-    # function: needs an id printed by an earlier command
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
-    _envelope(instance, "gate", 'default_action = "allow"\nmissions.answer = "deny"\n')
-    _torn_down(instance, _mission(_question("which branch")))
-    instance.must("config", "set", "opt-in-beta", "true")
-    [ask] = probes.approvals(instance)
-    refused = _as_agent(instance, ask.id)
-    refused.assert_failure()
-    assert "allowAgentAnswers" in refused.stderr, refused.describe()
-    assert [a.id for a in probes.approvals(instance)] == [ask.id], "the question was answered"
-
-
+# function: waits for the second question while the first leaves the inbox
 def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spent(
     instance: Instance,
 ) -> None:
-    # function: needs background — the run waits on each question in turn
-    _answers(instance, max_answers=1)
+    for rel, text in _answers(max_answers=1).items():
+        instance.write(rel, text)
     instance.init()
     instance.must("config", "set", "opt-in-beta", "true")
     run = _start(instance, _mission(_question("which branch"), _question("which remote")))
     first = probes.await_approval(instance, 60, kind="question", run=run)
-    _as_agent(instance, first.id).assert_success()
+    _answer_as_agent(instance, first.id).assert_success()
 
     def second_question() -> probes.Ask | None:
         return next((a for a in probes.approvals(instance) if a.id != first.id), None)
 
     second = wait_until(second_question, timeout=60, interval=0.5, what="the second question")
-    refused = _as_agent(instance, second.id)
+    refused = _answer_as_agent(instance, second.id)
     still_pending = [a.id for a in probes.approvals(instance)]
     probes.answer(instance, second.id, "origin")
     run.wait(timeout=120).assert_success()
@@ -600,6 +693,7 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
     assert still_pending == [second.id], refused.describe()
 
 
+# function: polls approvals list until the expiry sweeps the question
 @pytest.mark.no_transcript(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
@@ -607,7 +701,6 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
 def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     instance: Instance,
 ) -> None:
-    # function: needs a condition waited on between commands
     # The run ends at its ask (torn down, stopped or refused) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
     instance.recorder.demand_checked = False
@@ -626,10 +719,10 @@ def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     assert "blocker" in kinds, kinds
 
 
+# function: two ACP clients in turn, the second loading the session over the wire
 def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
     instance: Instance,
 ) -> None:
-    # function: needs two ACP clients, one after the other
     instance.init()
     instance.use_script(
         Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])
@@ -665,6 +758,7 @@ def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
     assert not (instance.work / "out.txt").exists()
 
 
+# function: signals the ACP host while its card is open
 @defect(
     "a host going away with an ask open calls the turn cancelled, not suspended: `contenox "
     "acp` sent SIGTERM (or SIGHUP, or SIGINT) while a write_file card waits answers the "
@@ -680,7 +774,6 @@ def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
 def test_a_turn_suspended_by_its_host_going_away_ends_as_end_turn_naming_the_ask(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client and a signal to its host
     instance.init()
     instance.use_script(
         Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])

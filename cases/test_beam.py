@@ -85,14 +85,14 @@ def _greeted_and_quit(instance: Instance) -> Terminal:
     return term
 
 
-# A function: it asserts on the raw bytes beam wrote, which no step type exposes.
+# function: asserts on the raw bytes beam wrote, which no step type exposes
 def test_beam_plain_draws_without_colour(instance: Instance) -> None:
     term = _greeted_and_quit(instance)
     colour = _COLOUR.findall(term.raw())
     assert not colour, f"--plain wrote colour sequences {colour[:5]}\n{term.describe()}"
 
 
-# A function: it asserts on the raw bytes beam wrote, which no step type exposes.
+# function: asserts on the raw bytes beam wrote, which no step type exposes
 @pytest.mark.xfail(
     strict=True,
     reason=(

@@ -16,28 +16,38 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
     Script,
     ToolCall,
     Turn,
+    await_ask,
+    background,
     defect,
+    edit,
     mission_finish,
     open_acp,
+    probe,
+    prompt,
+    respond,
     route,
+    satisfies,
     step,
+    wait,
+    write,
 )
+from harness.case import Action, Edit, Predicate, Probe
 from harness.probes import (
-    answer,
+    MissionDetail,
     approvals,
-    await_approval,
     deny,
     mission,
     missions,
@@ -47,15 +57,6 @@ from harness.probes import (
 from harness.process import start_contenox
 
 _ASK_OR_END = re.compile(r'subject="ask raised"|finished: \w+|did not finish within')
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """How one scripted call fared: ``asked`` (an ask appeared), and its recorded result."""
-
-    asked: bool
-    result: str
-    exit_code: int | None
 
 
 def _one_call(name: str, arguments: dict[str, Any]) -> Script:
@@ -69,173 +70,213 @@ def _one_call(name: str, arguments: dict[str, Any]) -> Script:
 
 
 def _tool_result(instance: Instance) -> str:
+    """The first tool result the run's unit recorded (``session list --all``, ``session show``)."""
     [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
     results = [m.content for m in transcript(instance, unit.id).messages if m.role == "tool"]
     assert results, f"the unit recorded no tool result at all: {unit}"
     return results[0]
 
 
-def _verdict(instance: Instance, policy: str, name: str, arguments: dict[str, Any]) -> Verdict:
-    """Fire one mission making one call under ``policy``; deny the call if it asks."""
-    instance.use_script(_one_call(name, arguments))
-    run = start_contenox(instance, "run", "--policy", policy, "--timeout", "90s", "do the task")
-    run.wait_for_output(_ASK_OR_END, stream="stderr", timeout=90)
-    pending = [a for a in approvals(instance) if a.tool.endswith(name)]
-    for ask in pending:
-        deny(instance, ask.id)
-    result = run.wait(timeout=90)
-    return Verdict(bool(pending), _tool_result(instance), result.exit_code)
+def _result(check: Callable[[str], bool], message: str) -> Probe:
+    return probe("the call's tool result", _tool_result, expect=satisfies(check, message))
 
 
-def _shell(
-    instance: Instance, policy: str, command: str, *args: str, shell: bool = False
-) -> Verdict:
+_RUN = ("run", "--policy")
+
+
+def _asks(
+    name: str,
+    policy: str,
+    call: str,
+    arguments: dict[str, Any],
+    *,
+    before: Sequence[Action] = (),
+    after: Sequence[Action] = (),
+    **case: Any,
+) -> Case:
+    """A mission whose one call asks: the ask is denied (so the run ends), then ``after`` runs."""
+    return Case(
+        name=name,
+        script=_one_call(call, arguments),
+        steps=[
+            *before,
+            background("run", *_RUN, policy, "--timeout", "90s", "do the task"),
+            await_ask("ask", timeout=90),
+            respond("ask", "deny"),
+            wait("run", exit_code=None),
+            *after,
+        ],
+        **case,
+    )
+
+
+def _unasked(
+    name: str,
+    policy: str,
+    call: str,
+    arguments: dict[str, Any],
+    *,
+    before: Sequence[Action] = (),
+    after: Sequence[Action] = (),
+    **case: Any,
+) -> Case:
+    """A mission whose one call runs or is refused without raising an ask; then ``after``."""
+    return Case(
+        name=name,
+        script=_one_call(call, arguments),
+        steps=[
+            *before,
+            step(
+                *_RUN,
+                policy,
+                "--timeout",
+                "90s",
+                "do the task",
+                exit_code=None,
+                stderr_lacks=['subject="ask raised"'],
+                timeout=120,
+            ),
+            *after,
+        ],
+        **case,
+    )
+
+
+def _shell_args(command: str, *args: str, shell: bool = False) -> dict[str, Any]:
     arguments: dict[str, Any] = {"command": command}
     if args:
         arguments["args"] = list(args)
     if shell:
         arguments["shell"] = True
-    return _verdict(instance, policy, "local_shell", arguments)
+    return arguments
 
 
-def _ran(verdict: Verdict) -> bool:
-    return '"exit_code"' in verdict.result and not _refused(verdict)
+def _ran(result: str) -> bool:
+    return '"exit_code"' in result and not _refused(result)
 
 
-def _refused(verdict: Verdict) -> bool:
-    return "denied" in verdict.result.lower()
+def _refused(result: str) -> bool:
+    return "denied" in result.lower()
 
 
-def _without_shell_hard_bounds(instance: Instance) -> None:
-    """Clear ``tools_policies.local_shell``'s allow and deny lists in the global agents.toml.
+# While either of tools_policies.local_shell's allow and deny lists is set,
+# local_shell refuses `shell: true` outright ("strictly forbidden when security
+# policies … are active"), so a line with a redirect or a substitution never
+# reaches the envelope's shell tiers: these cases clear both in agents.toml.
+WITHOUT_SHELL_HARD_BOUNDS = edit(
+    "agents.toml",
+    replace={
+        r'(?m)^_allowed_commands = ".*"$': '_allowed_commands = ""',
+        r'(?m)^_denied_commands = ".*"$': '_denied_commands = ""',
+    },
+    under="contenox",
+)
 
-    While either list is set, ``local_shell`` refuses ``shell: true`` outright
-    ("strictly forbidden when security policies … are active"), so a line with
-    a redirect or a substitution never reaches the envelope's shell tiers.
-    """
-    agents = instance.home / ".contenox" / "agents.toml"
-    text = agents.read_text()
-    for key in ("_allowed_commands", "_denied_commands"):
-        text, count = re.subn(rf'(?m)^{key} = ".*"$', f'{key} = ""', text)
-        assert count == 1, f"{key} not found once in {agents}"
-    agents.write_text(text)
+OPEN_POLICY = write(
+    "hitl-policy-open.json", '{"version": 1, "default_action": "allow", "rules": []}\n', home=True
+)
+
+
+def _envelope(text: str) -> Edit:
+    """Append envelope tables to the global agents.toml ``init`` wrote; each run renders them."""
+    return edit("agents.toml", append="\n" + text, under="contenox")
 
 
 # --- the shell tiers
 
+# A Case below that fires a mission with one call opts out of its transcript
+# (snapshot=False) where the function it was ported from did: it records the
+# session of a run whose closing turn after mission_finish is served only
+# sometimes, so that state differs from run to run.
 
-# function: needs background (an ask denied from a second process)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+ALLOWLISTED_LS = _unasked(
+    "under the default envelope an allowlisted ls runs without asking",
+    "default",
+    "local_shell",
+    _shell_args("ls"),
+    files={"visible-file.txt": "x"},
+    after=[_result(lambda r: "visible-file.txt" in r, "the listing names visible-file.txt")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_under_the_default_envelope_an_allowlisted_ls_runs_without_asking(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.write("visible-file.txt", "x")
-    verdict = _shell(instance, "default", "ls")
-    assert not verdict.asked, verdict
-    assert "visible-file.txt" in verdict.result, verdict
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+RM_ASKS = _asks(
+    "under the default envelope rm asks although a shell may run other verbs",
+    "default",
+    "local_shell",
+    _shell_args("rm", "-f", "keep-me.txt"),
+    files={"keep-me.txt": "x"},
+    after=[workspace_file("keep-me.txt", expect="x")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_under_the_default_envelope_rm_asks_although_a_shell_may_run_other_verbs(
-    instance: Instance,
-) -> None:
-    instance.init()
-    victim = instance.write("keep-me.txt", "x")
-    verdict = _shell(instance, "default", "rm", "-f", "keep-me.txt")
-    assert verdict.asked, verdict
-    assert victim.exists()
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_under_the_default_envelope_a_blacklisted_mkfs_is_refused_without_asking(
-    instance: Instance,
-) -> None:
-    instance.init()
+BLACKLISTED_MKFS = _unasked(
+    "under the default envelope a blacklisted mkfs is refused without asking",
+    "default",
+    "local_shell",
+    _shell_args("mkfs", "--version"),
     # Without the hard deny list, which also names mkfs: this is the envelope's blacklist.
-    _without_shell_hard_bounds(instance)
-    verdict = _shell(instance, "default", "mkfs", "--version")
-    assert not verdict.asked, verdict
-    assert _refused(verdict) and not _ran(verdict), verdict
-
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+    before=[WITHOUT_SHELL_HARD_BOUNDS],
+    after=[_result(lambda r: _refused(r) and not _ran(r), "a refusal, the line not run")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_redirect_takes_the_prefix_allowlist_off_the_table_and_the_line_asks(
-    instance: Instance,
-) -> None:
-    instance.init()
-    _without_shell_hard_bounds(instance)
-    verdict = _shell(instance, "default", "echo hi > written.txt", shell=True)
-    assert verdict.asked, verdict
-    assert not (instance.work / "written.txt").exists()
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+REDIRECT_ASKS = _asks(
+    "a redirect takes the prefix allowlist off the table and the line asks",
+    "default",
+    "local_shell",
+    _shell_args("echo hi > written.txt", shell=True),
+    before=[WITHOUT_SHELL_HARD_BOUNDS],
+    after=[workspace_file("written.txt", expect=None)],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_command_substitution_asks_whatever_verb_the_line_starts_with(
-    instance: Instance,
-) -> None:
-    instance.init()
-    _without_shell_hard_bounds(instance)
-    verdict = _shell(instance, "default", "echo $(pwd)", shell=True)
-    assert verdict.asked, verdict
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+SUBSTITUTION_ASKS = _asks(
+    "a command substitution asks whatever verb the line starts with",
+    "default",
+    "local_shell",
+    _shell_args("echo $(pwd)", shell=True),
+    before=[WITHOUT_SHELL_HARD_BOUNDS],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_under_strict_the_shell_has_no_allowlist_tier_and_even_ls_asks(
-    instance: Instance,
-) -> None:
-    instance.init()
-    verdict = _shell(instance, "strict", "ls")
-    assert verdict.asked, verdict
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+STRICT_LS_ASKS = _asks(
+    "under strict the shell has no allowlist tier and even ls asks",
+    "strict",
+    "local_shell",
+    _shell_args("ls"),
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_command_off_allowed_commands_is_refused_even_where_the_envelope_allows_everything(
-    instance: Instance,
-) -> None:
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
-        '{"version": 1, "default_action": "allow", "rules": []}\n'
-    )
-    verdict = _shell(instance, "open", "id")
-    assert not verdict.asked, verdict
-    assert not _ran(verdict), verdict
-    # The refusal names what is allowed, so nobody asks for an approval that cannot widen it.
-    assert "ls" in verdict.result and "git" in verdict.result, verdict
+
+OFF_ALLOWED_COMMANDS = _unasked(
+    "a command off allowed commands is refused even where the envelope allows everything",
+    "open",
+    "local_shell",
+    _shell_args("id"),
+    before=[OPEN_POLICY],
+    after=[
+        # The refusal names what is allowed, so nobody asks for an approval that cannot widen it.
+        _result(
+            lambda r: not _ran(r) and "ls" in r and "git" in r,
+            "the line not run, and the refusal naming ls and git as allowed",
+        )
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)
 
 
 # --- the credential quarantine
 
 
+# function: the key sits in the scratch $HOME/.ssh and the scripted call names its absolute
+# path, which a dialog (written before the steps, without placeholders) cannot hold
 @pytest.mark.parametrize("envelope", ["auto_edit", "default", "strict"])
-# function: needs background
 @pytest.mark.no_transcript(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
@@ -247,83 +288,96 @@ def test_the_credential_quarantine_denies_reading_an_ssh_key_under_every_posture
     key = instance.home / ".ssh" / "id_ed25519"
     key.parent.mkdir()
     key.write_text("PRIVATE-KEY-MATERIAL\n")
-    verdict = _verdict(instance, envelope, "read_file", {"path": str(key)})
-    assert not verdict.asked, verdict
-    assert _refused(verdict), verdict
-    assert "PRIVATE-KEY-MATERIAL" not in verdict.result, verdict
+    instance.use_script(_one_call("read_file", {"path": str(key)}))
+    run = start_contenox(instance, "run", "--policy", envelope, "--timeout", "90s", "do the task")
+    run.wait_for_output(_ASK_OR_END, stream="stderr", timeout=90)
+    pending = approvals(instance)
+    for ask in pending:
+        deny(instance, ask.id)
+    run.wait(timeout=90)
+    result = _tool_result(instance)
+    assert not pending, pending
+    assert _refused(result), result
+    assert "PRIVATE-KEY-MATERIAL" not in result, result
 
 
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+SHELL_HISTORY = _unasked(
+    "the credential quarantine denies reading shell history",
+    "auto_edit",
+    "read_file",
+    {"path": ".bash_history"},
+    files={".bash_history": "export API_TOKEN=typed-once\n"},
+    after=[_result(lambda r: "typed-once" not in r, "the history's content withheld")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_the_credential_quarantine_denies_reading_shell_history(instance: Instance) -> None:
-    instance.init()
-    history = instance.write(".bash_history", "export API_TOKEN=typed-once\n")
-    verdict = _verdict(instance, "auto_edit", "read_file", {"path": str(history)})
-    assert not verdict.asked, verdict
-    assert "typed-once" not in verdict.result, verdict
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+DOT_ENV_ASKS = _asks(
+    "reading a dot env asks rather than proceeding",
+    "default",
+    "read_file",
+    {"path": ".env"},
+    files={".env": "STRIPE_SECRET_KEY=sk-live\n"},
+    after=[_result(lambda r: "sk-live" not in r, "the secret withheld")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_reading_a_dot_env_asks_rather_than_proceeding(instance: Instance) -> None:
-    instance.init()
-    dotenv = instance.write(".env", "STRIPE_SECRET_KEY=sk-live\n")
-    verdict = _verdict(instance, "default", "read_file", {"path": str(dotenv)})
-    assert verdict.asked, verdict
-    assert "sk-live" not in verdict.result, verdict
 
 
 # --- fail closed
 
-
-# function: needs capture
-def test_an_unknown_default_action_refuses_to_load_the_policy(instance: Instance) -> None:
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-typo.json").write_text(
-        '{"version": 1, "default_action": "alow", "rules": []}\n'
-    )
-    instance.use_script(_one_call("local_shell", {"command": "ls"}))
-    run = instance.contenox("run", "--policy", "typo", "--timeout", "30s", "do the task")
-    assert run.exit_code != 0, run.describe()
-    vetted = instance.contenox("vet", str(instance.home / ".contenox" / "hitl-policy-typo.json"))
-    assert vetted.exit_code != 0 and "default_action" in vetted.stdout, vetted.describe()
+UNKNOWN_DEFAULT_ACTION = Case(
+    name="an unknown default_action refuses to load the policy",
+    script=_one_call("local_shell", {"command": "ls"}),
+    steps=[
+        write(
+            "hitl-policy-typo.json",
+            '{"version": 1, "default_action": "alow", "rules": []}\n',
+            home=True,
+        ),
+        step(*_RUN, "typo", "--timeout", "30s", "do the task", exit_code="non-zero"),
+        step(
+            "vet",
+            "{home}/.contenox/hitl-policy-typo.json",
+            exit_code="non-zero",
+            stdout_has=["default_action"],
+        ),
+    ],
+)
 
 
 # --- what the wall does not cover
 
+EDITOR_SHELL = Case(
+    name="over acp local_shell runs in the editor's terminal outside any wall",
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                tool_calls=[
+                    ToolCall(
+                        "local_shell",
+                        {"command": "cat", "args": ["../home/outside-the-workspace.txt"]},
+                    )
+                ]
+            ),
+            "Read it.",
+        ]
+    ),
+    steps=[
+        edit("outside-the-workspace.txt", append="reachable from the editor shell\n", under="home"),
+        # The editor ran it: contenox forwarded the line instead of spawning it behind a fence.
+        prompt(
+            "read the file",
+            permission="allow",
+            terminal_commands=["cat ../home/outside-the-workspace.txt"],
+            tool_output_has=["reachable from the editor shell"],
+        ),
+    ],
+)
 
-# function: needs acp
-def test_over_acp_local_shell_runs_in_the_editor_s_terminal_outside_any_wall(
-    instance: Instance,
-) -> None:
-    instance.init()
-    outside = instance.home / "outside-the-workspace.txt"
-    outside.write_text("reachable from the editor shell\n")
-    instance.use_script(
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    tool_calls=[ToolCall("local_shell", {"command": "cat", "args": [str(outside)]})]
-                ),
-                "Read it.",
-            ]
-        )
-    )
-    with open_acp(instance, permission="allow") as acp:
-        turn = acp.prompt("read the file")
-    # The editor ran it: contenox forwarded the line instead of spawning it behind a fence.
-    assert turn.terminal_commands == [f"cat {outside}"], turn.describe()
-    assert "reachable from the editor shell" in str(turn.tool_outputs), turn.describe()
 
-
-# function: needs acp
+# function: opens `contenox acpx`; prompt() opens `contenox acp` only
 def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instance) -> None:
     # The run ends at its ask (torn down, stopped or refused) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
@@ -344,229 +398,257 @@ def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instan
     assert turn.terminal_commands == [], turn.describe()
 
 
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+COMPOUND_LINE = _unasked(
+    "a compound line of allowlisted verbs is read structurally and runs without asking",
+    "default",
+    "local_shell",
+    _shell_args("echo first && echo second", shell=True),
+    before=[WITHOUT_SHELL_HARD_BOUNDS],
+    after=[_result(lambda r: "first" in r and "second" in r, "both echoes' output")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_compound_line_of_allowlisted_verbs_is_read_structurally_and_runs_without_asking(
-    instance: Instance,
-) -> None:
-    instance.init()
-    _without_shell_hard_bounds(instance)
-    verdict = _shell(instance, "default", "echo first && echo second", shell=True)
-    assert not verdict.asked, verdict
-    assert "first" in verdict.result and "second" in verdict.result, verdict
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+UNIT_SHELL_UNWALLED = _unasked(
+    "a run unit's shell is not walled off from files outside the workspace",
+    "open",
+    "local_shell",
+    _shell_args("cat", "../home/outside-the-workspace.txt"),
+    before=[
+        OPEN_POLICY,
+        edit("outside-the-workspace.txt", append="reachable from the unit shell\n", under="home"),
+    ],
+    after=[_result(lambda r: "reachable from the unit shell" in r, "the outside file's text")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_run_unit_s_shell_is_not_walled_off_from_files_outside_the_workspace(
-    instance: Instance,
-) -> None:
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
-        '{"version": 1, "default_action": "allow", "rules": []}\n'
-    )
-    outside = instance.home / "outside-the-workspace.txt"
-    outside.write_text("reachable from the unit shell\n")
-    verdict = _shell(instance, "open", "cat", str(outside))
-    assert not verdict.asked, verdict
-    assert "reachable from the unit shell" in verdict.result, verdict
 
 
 # --- envelopes (guardrails.md)
 
-
-def _envelope(instance: Instance, text: str) -> None:
-    """Append envelope tables to the global agents.toml ``init`` wrote; each run renders them."""
-    instance.init()
-    agents = instance.home / ".contenox" / "agents.toml"
-    agents.write_text(agents.read_text() + "\n" + text)
-
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_an_axis_left_unset_takes_default_action_deny(instance: Instance) -> None:
-    _envelope(
-        instance,
-        '[envelopes.noshell]\ndefault_action = "deny"\nfiles.read = "allow"\n'
-        'missions.fire = "allow"\n',
-    )
-    verdict = _shell(instance, "noshell", "ls")
-    assert not verdict.asked and _refused(verdict), verdict
-
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_an_axis_left_unset_takes_default_action_approve(instance: Instance) -> None:
-    _envelope(
-        instance,
-        '[envelopes.askshell]\ndefault_action = "approve"\nfiles.read = "allow"\n'
-        'missions.fire = "allow"\n',
-    )
-    verdict = _shell(instance, "askshell", "ls")
-    assert verdict.asked, verdict
-
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_an_ask_with_a_timeout_nobody_answers_is_denied_and_the_run_moves_on(
-    instance: Instance,
-) -> None:
-    _envelope(
-        instance,
-        '[envelopes.shortwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
-        'shell = { grant = "approve", timeout = "3s", on_timeout = "deny" }\n',
-    )
-    victim = instance.write("keep-me.txt", "x")
-    instance.use_script(_one_call("local_shell", {"command": "rm", "args": ["keep-me.txt"]}))
-    # Nobody answers: the ask must resolve itself to a denial and the mission land.
-    run = instance.contenox(
-        "run", "--policy", "shortwait", "--timeout", "90s", "do the task", timeout=120
-    )
-    assert run.exit_code == 0, run.describe()
-    assert victim.exists()
-    assert _refused(Verdict(False, _tool_result(instance), run.exit_code)), _tool_result(instance)
-
-
-def _pending_expiry(instance: Instance, policy: str) -> str:
-    instance.use_script(_one_call("local_shell", {"command": "rm", "args": ["nothing"]}))
-    run = start_contenox(instance, "run", "--policy", policy, "--timeout", "90s", "do the task")
-    run.wait_for_output(_ASK_OR_END, stream="stderr", timeout=90)
-    [ask] = approvals(instance)
-    deny(instance, ask.id)
-    run.wait(timeout=90)
-    return ask.expires_in
-
-
-# function: needs background
-def test_an_ask_with_timeout_never_has_no_deadline(instance: Instance) -> None:
-    _envelope(
-        instance,
-        '[envelopes.forever]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
-        'shell = { grant = "approve", timeout = "never" }\n',
-    )
-    assert _pending_expiry(instance, "forever") == "never"
-
-
-# function: needs background
-def test_an_ask_without_a_timeout_is_bounded_by_the_seven_day_approval_ceiling(
-    instance: Instance,
-) -> None:
-    instance.init()
-    assert _pending_expiry(instance, "default") == "6d"  # seven days, less the seconds gone
-
-
-# function: needs background
-def test_an_ask_without_a_timeout_is_bounded_by_the_ceiling_the_host_sets(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.must("config", "set", "approval-ceiling", "2h")
-    assert _pending_expiry(instance, "default") in {"1h", "2h", "1h59m"}
-
-
-@pytest.mark.parametrize(
-    "grant",
-    [
-        'shell = { grant = "approve", timeout = "30m", on_timeout = "allow" }',
-        'shell = { grant = "approve", timeout = "never", on_timeout = "deny" }',
+UNSET_AXIS_DENY = _unasked(
+    "an axis left unset takes default_action deny",
+    "noshell",
+    "local_shell",
+    _shell_args("ls"),
+    before=[
+        _envelope(
+            '[envelopes.noshell]\ndefault_action = "deny"\nfiles.read = "allow"\n'
+            'missions.fire = "allow"\n'
+        )
     ],
-    ids=["on-timeout-allow", "never-with-on-timeout"],
+    after=[_result(_refused, "a refusal")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-# function: needs capture
-def test_an_on_timeout_other_than_deny_or_beside_never_is_refused(
-    instance: Instance, grant: str
-) -> None:
+
+UNSET_AXIS_APPROVE = _asks(
+    "an axis left unset takes default_action approve",
+    "askshell",
+    "local_shell",
+    _shell_args("ls"),
+    before=[
+        _envelope(
+            '[envelopes.askshell]\ndefault_action = "approve"\nfiles.read = "allow"\n'
+            'missions.fire = "allow"\n'
+        )
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)
+
+UNANSWERED_TIMEOUT = Case(
+    name="an ask with a timeout nobody answers is denied and the run moves on",
+    script=_one_call("local_shell", {"command": "rm", "args": ["keep-me.txt"]}),
+    files={"keep-me.txt": "x"},
+    steps=[
+        _envelope(
+            '[envelopes.shortwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+            'shell = { grant = "approve", timeout = "3s", on_timeout = "deny" }\n'
+        ),
+        # Nobody answers: the ask must resolve itself to a denial and the mission land.
+        step(*_RUN, "shortwait", "--timeout", "90s", "do the task", timeout=120),
+        workspace_file("keep-me.txt", expect="x"),
+        _result(_refused, "a refusal"),
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)
+
+
+def _expiry(
+    name: str, policy: str, expires: Callable[[str], bool], message: str, *before: Action
+) -> Case:
+    """A pending shell ask's "expires in", read in the inbox before the ask is denied."""
+    return Case(
+        name=name,
+        script=_one_call("local_shell", {"command": "rm", "args": ["nothing"]}),
+        steps=[
+            *before,
+            background("run", *_RUN, policy, "--timeout", "90s", "do the task"),
+            await_ask("ask", timeout=90),
+            probe(
+                "pending asks",
+                approvals,
+                expect=satisfies(
+                    lambda asks: len(asks) == 1 and expires(asks[0].expires_in), message
+                ),
+            ),
+            respond("ask", "deny"),
+            wait("run", exit_code=None),
+        ],
+    )
+
+
+NEVER_EXPIRES = _expiry(
+    "an ask with timeout never has no deadline",
+    "forever",
+    lambda e: e == "never",
+    "one ask, expiring never",
     _envelope(
-        instance,
-        f'[envelopes.badwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n{grant}\n',
+        '[envelopes.forever]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+        'shell = { grant = "approve", timeout = "never" }\n'
+    ),
+)
+
+# Seven days, less the seconds gone.
+SEVEN_DAY_CEILING = _expiry(
+    "an ask without a timeout is bounded by the seven day approval ceiling",
+    "default",
+    lambda e: e == "6d",
+    "one ask, expiring in 6d",
+)
+
+HOST_CEILING = _expiry(
+    "an ask without a timeout is bounded by the ceiling the host sets",
+    "default",
+    lambda e: e in {"1h", "2h", "1h59m"},
+    "one ask, expiring in about 2h",
+    step("config", "set", "approval-ceiling", "2h"),
+)
+
+
+def _bad_wait(variant: str, grant: str) -> Case:
+    return Case(
+        name=f"an on_timeout other than deny or beside never is refused ({variant})",
+        script=_one_call("local_shell", {"command": "ls"}),
+        steps=[
+            _envelope(
+                f'[envelopes.badwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n{grant}\n'
+            ),
+            step(
+                *_RUN,
+                "badwait",
+                "--timeout",
+                "30s",
+                "do the task",
+                exit_code="non-zero",
+                stderr_has=["badwait"],
+            ),
+        ],
     )
-    instance.use_script(_one_call("local_shell", {"command": "ls"}))
-    run = instance.contenox("run", "--policy", "badwait", "--timeout", "30s", "do the task")
-    assert run.exit_code != 0, run.describe()
-    assert "badwait" in run.stderr, run.describe()
 
 
-# function: needs capture
-def test_a_typo_inside_compute_refuses_to_load_the_policy(instance: Instance) -> None:
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-typo.json").write_text(
-        '{"version": 1, "default_action": "allow", "rules": [], "compute": {"maxToolCals": 3}}\n'
+BAD_ON_TIMEOUT = [
+    _bad_wait(
+        "on_timeout allow", 'shell = { grant = "approve", timeout = "30m", on_timeout = "allow" }'
+    ),
+    _bad_wait(
+        "never with on_timeout",
+        'shell = { grant = "approve", timeout = "never", on_timeout = "deny" }',
+    ),
+]
+
+COMPUTE_TYPO = Case(
+    name="a typo inside compute refuses to load the policy",
+    script=_one_call("local_shell", {"command": "ls"}),
+    steps=[
+        write(
+            "hitl-policy-typo.json",
+            '{"version": 1, "default_action": "allow", "rules": [], '
+            '"compute": {"maxToolCals": 3}}\n',
+            home=True,
+        ),
+        step(*_RUN, "typo", "--timeout", "30s", "do the task", exit_code="non-zero"),
+    ],
+)
+
+
+def _model_allowlist(name: str, allowlist: str, *after: Action, **case: Any) -> Case:
+    return Case(
+        name=name,
+        script=_one_call("local_shell", {"command": "ls"}),
+        steps=[
+            _envelope(
+                '[envelopes.pinnedmodel]\ndefault_action = "allow"\n\n'
+                "[envelopes.pinnedmodel.compute]\n"
+                f'model_allowlist = {allowlist}\non_exhausted = "finish_stuck"\n'
+            ),
+            step(*_RUN, "pinnedmodel", "--timeout", "90s", "do the task", exit_code=None),
+            *after,
+        ],
+        **case,
     )
-    instance.use_script(_one_call("local_shell", {"command": "ls"}))
-    run = instance.contenox("run", "--policy", "typo", "--timeout", "30s", "do the task")
-    assert run.exit_code != 0, run.describe()
 
 
-def _under_model_allowlist(instance: Instance, allowlist: str) -> None:
-    _envelope(
-        instance,
-        '[envelopes.pinnedmodel]\ndefault_action = "allow"\n\n[envelopes.pinnedmodel.compute]\n'
-        f'model_allowlist = {allowlist}\non_exhausted = "finish_stuck"\n',
-    )
-    instance.use_script(_one_call("local_shell", {"command": "ls"}))
-    instance.contenox("run", "--policy", "pinnedmodel", "--timeout", "90s", "do the task")
+def _statuses(instance: Instance) -> list[str]:
+    """The status of every mission, as ``mission list`` prints them."""
+    return [m.status for m in missions(instance)]
 
 
-# function: needs capture
-def test_a_unit_runs_on_a_model_the_envelope_s_model_allowlist_names(instance: Instance) -> None:
-    _under_model_allowlist(instance, '["scripted-test"]')
-    assert [m.status for m in missions(instance)] == ["landed"]
-
-
-# function: needs capture
-def test_a_unit_cannot_use_a_model_the_envelope_s_model_allowlist_does_not_name(
-    instance: Instance,
-) -> None:
-    _under_model_allowlist(instance, '["a-model-nobody-named"]')
+def _only_mission(instance: Instance) -> MissionDetail:
+    """``mission show`` of the one mission ``mission list`` names."""
     [fired] = missions(instance)
-    assert fired.status != "landed"
-    detail = mission(instance, fired.id)
-    assert "modelAllowlist" in detail.status_reason, detail
+    return mission(instance, fired.id)
 
 
-# function: needs capture
-@defect(
-    "an envelope whose compute.model_allowlist names only 'a-model-nobody-named' (on_exhausted "
-    "= finish_stuck), `contenox run --policy pinnedmodel …` on the scripted-test model: `mission "
-    "show` says 'Status: derailed — unit turn failed: … chat failed: compute bound refused: "
-    "modelAllowlist …', not stuck. guardrails.md: 'A unit that crosses a bound ends as `stuck` "
-    "rather than running on.'; missions.md: 'Crossing an enforced bound is never silent: the "
-    "mission is finished `stuck` with a reason led by `compute bound exhausted`'."
+ALLOWED_MODEL = _model_allowlist(
+    "a unit runs on a model the envelope's model_allowlist names",
+    '["scripted-test"]',
+    probe("mission statuses", _statuses, expect=["landed"]),
 )
-def test_a_unit_that_crosses_an_enforced_compute_bound_ends_stuck(instance: Instance) -> None:
-    _under_model_allowlist(instance, '["a-model-nobody-named"]')
-    assert [m.status for m in missions(instance)] == ["stuck"]
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+UNNAMED_MODEL = _model_allowlist(
+    "a unit cannot use a model the envelope's model_allowlist does not name",
+    '["a-model-nobody-named"]',
+    probe(
+        "the mission",
+        _only_mission,
+        expect=satisfies(
+            lambda m: m.status != "landed" and "modelAllowlist" in m.status_reason,
+            "not landed, its reason naming modelAllowlist",
+        ),
+    ),
 )
-def test_a_read_outside_the_workspace_is_refused_by_a_file_tool(instance: Instance) -> None:
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
-        '{"version": 1, "default_action": "allow", "rules": []}\n'
-    )
-    outside = instance.home / "outside-the-workspace.txt"
-    outside.write_text("NOT-FOR-THE-FILE-TOOL\n")
-    verdict = _verdict(instance, "open", "read_file", {"path": str(outside)})
-    assert "NOT-FOR-THE-FILE-TOOL" not in verdict.result, verdict
+
+CROSSED_BOUND_STUCK = _model_allowlist(
+    "a unit that crosses an enforced compute bound ends stuck",
+    '["a-model-nobody-named"]',
+    probe("mission statuses", _statuses, expect=["stuck"]),
+    defect=(
+        "an envelope whose compute.model_allowlist names only 'a-model-nobody-named' "
+        "(on_exhausted = finish_stuck), `contenox run --policy pinnedmodel …` on the "
+        "scripted-test model: `mission show` says 'Status: derailed — unit turn failed: … chat "
+        "failed: compute bound refused: modelAllowlist …', not stuck. guardrails.md: 'A unit "
+        "that crosses a bound ends as `stuck` rather than running on.'; missions.md: 'Crossing "
+        "an enforced bound is never silent: the mission is finished `stuck` with a reason led "
+        "by `compute bound exhausted`'."
+    ),
+)
+
+FILE_TOOL_OUTSIDE = _unasked(
+    "a read outside the workspace is refused by a file tool",
+    "open",
+    "read_file",
+    {"path": "../home/outside-the-workspace.txt"},
+    before=[
+        OPEN_POLICY,
+        edit("outside-the-workspace.txt", append="NOT-FOR-THE-FILE-TOOL\n", under="home"),
+    ],
+    after=[_result(lambda r: "NOT-FOR-THE-FILE-TOOL" not in r, "the outside file withheld")],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)
 
 
 def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
@@ -587,7 +669,7 @@ def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
     return [r.params.get("cwd") for r in turn.requests_of("terminal/create")]
 
 
-# function: needs acp
+# function: sends a second session/new over the wire, which prompt() does not
 @defect(
     "`contenox acp` started in the workspace, a first session opened there, then a second "
     "`session/new` with cwd <tmp>/elsewhere: accepted, and a scripted local_shell `pwd` in it "
@@ -605,7 +687,7 @@ def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
     assert cwds is None or cwds == [str(instance.work)], cwds
 
 
-# function: needs acp
+# function: sends a second session/new over the wire, which prompt() does not
 @defect(
     "over `contenox acp`, a `session/new` with cwd ~/.contenox (the control plane: config, "
     "local.db, policies) is accepted, and a scripted local_shell `pwd` in it goes out as "
@@ -623,7 +705,7 @@ def test_the_runtime_s_own_control_plane_is_never_a_session_s_workspace(
     assert cwds is None or str(control_plane) not in [str(c) for c in cwds], cwds
 
 
-# function: needs acp
+# function: puts a directory where the policy file goes (no step makes one)
 def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads(
     instance: Instance,
 ) -> None:
@@ -649,108 +731,108 @@ def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads
 # --- which tools exist
 
 
-def _declared_echo(instance: Instance, tools: str | None) -> str:
-    """Run a declared agent ``narrow`` whose unit calls ``echo``; return that call's result."""
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-open.json").write_text(
-        '{"version": 1, "default_action": "allow", "rules": []}\n'
-    )
+def _declared_echo(name: str, tools: str | None, check: Probe, **case: Any) -> Case:
+    """A declared agent ``narrow`` (``tools: <tools>``, or none) whose unit calls ``echo``."""
     front = "---\nname: narrow\ndescription: a narrowed test agent\n"
     if tools is not None:
         front += f"tools: {tools}\n"
-    (instance.home / ".contenox" / "agents" / "narrow.md").write_text(front + "---\nDo it.\n")
-    instance.use_script(_one_call("echo", {"input": "echoed-ok"}))
-    instance.must("run", "narrow", "--policy", "open", "--timeout", "60s", "echo", timeout=120)
-    return _tool_result(instance)
+    return Case(
+        name=name,
+        script=_one_call("echo", {"input": "echoed-ok"}),
+        steps=[
+            OPEN_POLICY,
+            write("agents/narrow.md", front + "---\nDo it.\n", home=True),
+            step("run", "narrow", "--policy", "open", "--timeout", "60s", "echo", timeout=120),
+            check,
+        ],
+        **case,
+    )
 
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+_ECHOED = probe("the call's tool result", _tool_result, expect="echoed-ok")
+_NOT_FOUND = _result(lambda r: "tool echo not found" in r, "'tool echo not found'")
+
+OMITTED_TOOLS = _declared_echo(
+    "a declaration that omits tools inherits every tool",
+    None,
+    _ECHOED,
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_declaration_that_omits_tools_inherits_every_tool(instance: Instance) -> None:
-    assert _declared_echo(instance, None) == "echoed-ok"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+STAR_GRANT = _declared_echo(
+    "a star grant admits the native toolsets",
+    '"*"',
+    _ECHOED,
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_star_grant_admits_the_native_toolsets(instance: Instance) -> None:
-    assert _declared_echo(instance, '"*"') == "echoed-ok"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+NEVER_GRANTED = _declared_echo(
+    "a tool the declaration never granted cannot be called",
+    '"native-git"',
+    _NOT_FOUND,
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_tool_the_declaration_never_granted_cannot_be_called(instance: Instance) -> None:
-    result = _declared_echo(instance, '"native-git"')
-    assert "tool echo not found" in result, result
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+EMPTY_TOOLS = _declared_echo(
+    "an empty tools list grants nothing",
+    "[]",
+    _NOT_FOUND,
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_empty_tools_list_grants_nothing(instance: Instance) -> None:
-    result = _declared_echo(instance, "[]")
-    assert "tool echo not found" in result, result
+
+DECLARED_EXCLUSION = [
+    _declared_echo(
+        f"an exclusion removes a toolset whatever order it appears in ({order})",
+        tools,
+        _NOT_FOUND,
+        defect=(
+            'a declaration `~/.contenox/agents/narrow.md` with `tools: ["*", "!native-echo"]` '
+            '(or the exclusion first, or the string "*, !native-echo"): `contenox run narrow '
+            "…` whose unit calls echo gets 'echoed-ok' — the compiled "
+            ".generated/chain-agent-narrow.json carries execute_config.tools ['*', 'mission'], "
+            'the exclusion dropped. guardrails.md: \'"!name" | removes that one toolset; an '
+            "exclusion beats `*`, whatever order they appear in' and '`\"!native-git\"` is how "
+            "you drop one'; `run --help`: 'Tool grants read the same everywhere: … \"!name\" "
+            "removes one'."
+        ),
+    )
+    for order, tools in (
+        ("exclusion last", '["*", "!native-echo"]'),
+        ("exclusion first", '["!native-echo", "*"]'),
+    )
+]
 
 
-@pytest.mark.parametrize(
-    "tools",
-    ['["*", "!native-echo"]', '["!native-echo", "*"]'],
-    ids=["exclusion-last", "exclusion-first"],
-)
-# function: needs capture
-@defect(
-    'a declaration `~/.contenox/agents/narrow.md` with `tools: ["*", "!native-echo"]` (or '
-    'the exclusion first, or the string "*, !native-echo"): `contenox run narrow …` whose unit '
-    "calls echo gets 'echoed-ok' — the compiled .generated/chain-agent-narrow.json carries "
-    "execute_config.tools ['*', 'mission'], the exclusion dropped. guardrails.md: '\"!name\" | "
-    "removes that one toolset; an exclusion beats `*`, whatever order they appear in' and "
-    "'`\"!native-git\"` is how you drop one'; `run --help`: 'Tool grants read the same "
-    'everywhere: … "!name" removes one\'.'
-)
-def test_an_exclusion_removes_a_toolset_whatever_order_it_appears_in(
-    instance: Instance, tools: str
-) -> None:
-    result = _declared_echo(instance, tools)
-    assert "tool echo not found" in result, result
-
-
-UNNAMED_AND_NAMED = (
+UNNAMED_AND_NAMED = _envelope(
     '[envelopes.unnamed]\ndefault_action = "approve"\nmissions.fire = "allow"\n\n'
     '[envelopes.named]\ndefault_action = "approve"\nmissions.fire = "allow"\n\n'
     '[envelopes.named.tools]\n"native-echo.*" = "allow"\n'
 )
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+NO_RULE_ASKS = _asks(
+    "a tool no rule names falls to default_action and asks",
+    "unnamed",
+    "echo",
+    {"input": "echoed-ok"},
+    before=[UNNAMED_AND_NAMED],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_tool_no_rule_names_falls_to_default_action_and_asks(instance: Instance) -> None:
-    _envelope(instance, UNNAMED_AND_NAMED)
-    verdict = _verdict(instance, "unnamed", "echo", {"input": "echoed-ok"})
-    assert verdict.asked, verdict
 
-
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+NAMED_TOOL_RUNS = _unasked(
+    "a tool the envelope names under tools runs without asking",
+    "named",
+    "echo",
+    {"input": "echoed-ok"},
+    before=[UNNAMED_AND_NAMED],
+    after=[_ECHOED],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_tool_the_envelope_names_under_tools_runs_without_asking(instance: Instance) -> None:
-    _envelope(instance, UNNAMED_AND_NAMED)
-    verdict = _verdict(instance, "named", "echo", {"input": "echoed-ok"})
-    assert not verdict.asked and verdict.result == "echoed-ok", verdict
 
 
 # --- what content gets through: a route task as a moderation gate
@@ -816,9 +898,8 @@ MODERATION = [_moderation_case("safe", True), _moderation_case("unsafe", False)]
 # --- an authored chain's execute_config.tools
 
 
-def _authored_shell(instance: Instance, execute_config: dict[str, Any]) -> str:
-    """Chat once (``--shell``) through an authored chain whose model calls local_shell ``pwd``."""
-    instance.init()
+def _authored_chain(execute_config: dict[str, Any]) -> str:
+    """An authored chain: one model task whose calls go to one tool task, both on ``config``."""
     config = {"model": "{{var:model}}", "provider": "{{var:provider}}", **execute_config}
     back = {"branches": [{"operator": "default", "when": "", "goto": "agent"}]}
     chain = {
@@ -848,52 +929,73 @@ def _authored_shell(instance: Instance, execute_config: dict[str, Any]) -> str:
             },
         ],
     }
-    path = instance.write("authored-chain.json", json.dumps(chain, indent=2))
-    instance.use_script(
-        Script(turns=[Turn(tool_calls=[ToolCall("local_shell", {"command": "pwd"})]), "Done."])
-    )
-    instance.must("chat", "--shell", "--chain", str(path), "where am I", timeout=120)
+    return json.dumps(chain, indent=2)
+
+
+def _chat_tool_result(instance: Instance) -> str:
+    """The one tool result of the chat session, the workspace path read as ``[WORK]``."""
     results = [m.content for m in transcript(instance).messages if m.role == "tool"]
     assert len(results) == 1, results
-    return results[0]
+    return results[0].replace(str(instance.work), "[WORK]")
 
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
+def _authored_shell(
+    name: str, execute_config: dict[str, Any], check: Predicate, **case: Any
+) -> Case:
+    """Chat once (``--shell``) through an authored chain whose model calls local_shell ``pwd``."""
+    return Case(
+        name=name,
+        script=Script(
+            turns=[Turn(tool_calls=[ToolCall("local_shell", {"command": "pwd"})]), "Done."]
+        ),
+        files={"authored-chain.json": _authored_chain(execute_config)},
+        steps=[
+            step("chat", "--shell", "--chain", "authored-chain.json", "where am I", timeout=120),
+            probe("the call's tool result", _chat_tool_result, expect=check),
+        ],
+        **case,
+    )
+
+
+_SHELL_NOT_FOUND = satisfies(
+    lambda r: "tool local_shell not found" in r, "'tool local_shell not found'"
 )
-def test_an_authored_task_granting_star_reaches_local_shell(instance: Instance) -> None:
-    result = _authored_shell(instance, {"tools": ["*"]})
-    assert str(instance.work) in result, result
 
-
-@pytest.mark.parametrize("tools", ["absent", None], ids=["absent", "null"])
-# function: needs capture
-def test_an_authored_task_without_a_tools_grant_has_no_tools(
-    instance: Instance, tools: str | None
-) -> None:
-    result = _authored_shell(instance, {} if tools == "absent" else {"tools": tools})
-    assert "tool local_shell not found" in result, result
-
-
-@pytest.mark.parametrize(
-    "tools",
-    [["*", "!local_shell"], ["!local_shell", "*"]],
-    ids=["exclusion-last", "exclusion-first"],
+AUTHORED_STAR = _authored_shell(
+    "an authored task granting star reaches local_shell",
+    {"tools": ["*"]},
+    satisfies(lambda r: "[WORK]" in r, "pwd printing the workspace"),
+    # no transcript: it differed between two clean runs on 2026-11-30 (a loopback port, a racy
+    # captured state): redact what is volatile, then drop this opt-out
+    snapshot=False,
 )
-# function: needs capture
-def test_an_authored_task_s_exclusion_beats_star_in_either_order(
-    instance: Instance, tools: list[str]
-) -> None:
-    result = _authored_shell(instance, {"tools": tools})
-    assert "tool local_shell not found" in result, result
 
+AUTHORED_NO_GRANT = [
+    _authored_shell(
+        f"an authored task without a tools grant has no tools ({variant})",
+        config,
+        _SHELL_NOT_FOUND,
+    )
+    for variant, config in (("absent", {}), ("null", {"tools": None}))
+]
 
-# function: needs capture
-def test_hide_tools_withholds_a_tool_a_star_grant_admits(instance: Instance) -> None:
-    result = _authored_shell(instance, {"tools": ["*"], "hide_tools": ["local_shell.local_shell"]})
-    assert "hidden" in result and str(instance.work) not in result, result
+AUTHORED_EXCLUSION = [
+    _authored_shell(
+        f"an authored task's exclusion beats star in either order ({order})",
+        {"tools": tools},
+        _SHELL_NOT_FOUND,
+    )
+    for order, tools in (
+        ("exclusion last", ["*", "!local_shell"]),
+        ("exclusion first", ["!local_shell", "*"]),
+    )
+]
+
+HIDDEN_TOOL = _authored_shell(
+    "hide_tools withholds a tool a star grant admits",
+    {"tools": ["*"], "hide_tools": ["local_shell.local_shell"]},
+    satisfies(lambda r: "hidden" in r and "[WORK]" not in r, "a 'hidden' refusal, pwd not run"),
+)
 
 
 # --- who may answer a unit's question
@@ -915,25 +1017,37 @@ QUESTION = Script(
 )
 
 
-# function: needs background
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_with_missions_answer_denied_a_unit_s_question_waits_for_a_human(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(QUESTION)
-    run = start_contenox(instance, "run", "--policy", "strict", "--timeout", "90s", "pick a db")
-    ask = await_approval(instance, 60, kind="question", run=run)
-    assert ask.summary == "which database", ask
-    answer(instance, ask.id, "use the staging database")
-    run.wait(timeout=90).assert_success()
-    tool_results = [m.content for m in transcript(instance, _unit(instance)).messages]
-    assert any("use the staging database" in text for text in tool_results), tool_results
-
-
-def _unit(instance: Instance) -> str:
+def _unit_messages(instance: Instance) -> list[str]:
+    """Every message the run's unit recorded (``session show`` of the acp-client session)."""
     [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
-    return unit.id
+    return [m.content for m in transcript(instance, unit.id).messages]
+
+
+ANSWERED_QUESTION = Case(
+    name="with missions.answer denied a unit's question waits for a human",
+    script=QUESTION,
+    steps=[
+        background("run", *_RUN, "strict", "--timeout", "90s", "pick a db"),
+        await_ask("ask", kind="question", timeout=60),
+        probe(
+            "pending asks",
+            approvals,
+            expect=satisfies(
+                lambda asks: [a.summary for a in asks] == ["which database"],
+                "one ask, summarised 'which database'",
+            ),
+        ),
+        respond("ask", answer="use the staging database"),
+        wait("run"),
+        probe(
+            "the unit's messages",
+            _unit_messages,
+            expect=satisfies(
+                lambda texts: any("use the staging database" in t for t in texts),
+                "the human's answer among them",
+            ),
+        ),
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)

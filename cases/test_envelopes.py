@@ -14,25 +14,34 @@ itself) and ``echo`` (``native-echo``, whose one argument is ``input``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
-import pytest
-
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
-    Result,
     Script,
     ToolCall,
     Turn,
-    defect,
+    await_ask,
+    background,
+    edit,
     mission_finish,
     mission_report,
     open_acp,
+    probe,
     probes,
+    prompt,
+    respond,
     route,
+    satisfies,
     start_contenox,
     step,
+    wait,
+    write,
 )
+from harness.case import Action, AwaitAsk, Probe, Step
 
 TASK = "do the task"
 ECHO = ToolCall("echo", {"input": "ping from the unit"})
@@ -60,11 +69,6 @@ def _mission(*calls: ToolCall) -> Script:
     )
 
 
-def _declare(instance: Instance, toml: str) -> None:
-    """The workspace's agents.toml: an overlay that adds envelopes to the shipped set."""
-    instance.write(".contenox/agents.toml", toml)
-
-
 def _policy(default: str | None, *rules: tuple[str, str, str]) -> str:
     """A hand-written policy file: ``(toolset, tool, action)`` rules, top to bottom."""
     doc: dict[str, object] = {
@@ -75,10 +79,9 @@ def _policy(default: str | None, *rules: tuple[str, str, str]) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _run(instance: Instance, policy: str, script: Script, timeout: str = "90s") -> Result:
-    instance.init()
-    instance.use_script(script)
-    return instance.contenox("run", "--policy", policy, "--timeout", timeout, TASK, timeout=150)
+_WRITE_TURN = Script(
+    turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."]
+)
 
 
 def _tool_results(instance: Instance) -> list[str]:
@@ -96,50 +99,113 @@ def _refused(text: str) -> bool:
     return "denied" in text.lower()
 
 
-def _landed_without_asks(instance: Instance, result: Result) -> list[str]:
-    result.assert_success()
-    assert probes.approvals(instance) == [], "no call should have waited on a person"
-    return _tool_results(instance)
+def _results(check: Callable[[list[str]], bool], message: str) -> Probe:
+    return probe("tool results", _tool_results, expect=satisfies(check, message))
 
+
+_NO_ASKS = probe("pending asks", probes.approvals, expect=[])
+
+
+def _run_step(policy: str) -> Step:
+    return step("run", "--policy", policy, "--timeout", "90s", TASK, timeout=150)
+
+
+def _landed(
+    name: str,
+    policy: str,
+    script: Script,
+    *checks: Action,
+    declare: str | None = None,
+    before: Sequence[Action] = (),
+    files: Mapping[str, str] | None = None,
+    **case: Any,
+) -> Case:
+    """A run under ``policy`` that lands with nothing left waiting on a person, then ``checks``.
+
+    ``declare`` is the workspace's agents.toml: an overlay that adds envelopes
+    to the shipped set.
+    """
+    placed = dict(files or {})
+    if declare is not None:
+        placed[".contenox/agents.toml"] = declare
+    return Case(
+        name=name,
+        script=script,
+        files=placed,
+        steps=[*before, _run_step(policy), _NO_ASKS, *checks],
+        **case,
+    )
+
+
+def _asked(
+    name: str,
+    policy: str,
+    script: Script,
+    ask: AwaitAsk,
+    verdict: Literal["approve", "deny"],
+    *checks: Action,
+    declare: str | None = None,
+    before: Sequence[Action] = (),
+    files: Mapping[str, str] | None = None,
+    **case: Any,
+) -> Case:
+    """A run under ``policy`` whose call waits on ``ask``; a person gives ``verdict``; it lands."""
+    placed = dict(files or {})
+    if declare is not None:
+        placed[".contenox/agents.toml"] = declare
+    return Case(
+        name=name,
+        script=script,
+        files=placed,
+        steps=[
+            *before,
+            background("run", "run", "--policy", policy, "--timeout", "90s", TASK),
+            ask,
+            respond(ask.name, verdict),
+            wait("run", timeout=120),
+            *checks,
+        ],
+        **case,
+    )
+
+
+# A Case below marked snapshot=False keeps the opt-out of the function it was
+# ported from: it records the captured state of a run whose closing turn after
+# mission_finish is served only sometimes, so that state differs from run to run.
 
 # --------------------------------------------------------------------------- verdicts
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+ALLOW_RULE = _landed(
+    "an allow rule lets the call run unattended",
+    "reader",
+    _mission(_read("notes.txt")),
+    _results(lambda rs: any("the notes the unit may read" in r for r in rs), "the notes' text"),
+    declare='[envelopes.reader]\ndefault_action = "deny"\nfiles.read = "allow"\n',
+    files={"notes.txt": "the notes the unit may read\n"},
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_allow_rule_lets_the_call_run_unattended(instance: Instance) -> None:
-    # function: needs tool results from `state show --raw`
-    _declare(
-        instance,
-        '[envelopes.reader]\ndefault_action = "deny"\nfiles.read = "allow"\n',
-    )
-    instance.write("notes.txt", "the notes the unit may read\n")
-    results = _landed_without_asks(instance, _run(instance, "reader", _mission(_read("notes.txt"))))
-    assert any("the notes the unit may read" in r for r in results), results
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+DENY_RULE = _landed(
+    "a deny rule refuses the call and it writes nothing",
+    "nowrite",
+    _mission(_write("out.txt")),
+    workspace_file("out.txt", expect=None),
+    _results(lambda rs: _refused(rs[0]), "the write refused"),
+    declare='[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "deny"\n',
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_deny_rule_refuses_the_call_and_it_writes_nothing(instance: Instance) -> None:
-    # function: needs tool results and the workspace after the run
-    _declare(instance, '[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "deny"\n')
-    results = _landed_without_asks(instance, _run(instance, "nowrite", _mission(_write("out.txt"))))
-    assert not (instance.work / "out.txt").exists(), "a denied write_file wrote its file"
-    assert _refused(results[0]), results
 
 
+# function: asserts the run is still running while its ask waits, which no step reads
 def test_an_approve_rule_holds_the_call_on_an_ask_until_a_person_approves_it(
     instance: Instance,
 ) -> None:
-    # function: needs background — the run waits while another process answers
     # The grant is written in its table form: `{ grant = "approve" }` is the
     # same document as the bare word.
-    _declare(
-        instance,
+    instance.write(
+        ".contenox/agents.toml",
         '[envelopes.askwrite]\ndefault_action = "allow"\nfiles.write = { grant = "approve" }\n',
     )
     instance.init()
@@ -159,179 +225,151 @@ def test_an_approve_rule_holds_the_call_on_an_ask_until_a_person_approves_it(
 
 # --------------------------------------------------------------------------- default_action
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+DEFAULT_ALLOW = _landed(
+    "a call no rule names runs when default_action is allow",
+    "open",
+    _mission(ECHO),
+    _results(lambda rs: rs[0] == ECHOED, "the echo"),
+    declare='[envelopes.open]\ndefault_action = "allow"\n',
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_call_no_rule_names_runs_when_default_action_is_allow(instance: Instance) -> None:
-    # function: needs tool results from `state show --raw`
-    _declare(instance, '[envelopes.open]\ndefault_action = "allow"\n')
-    results = _landed_without_asks(instance, _run(instance, "open", _mission(ECHO)))
-    assert results[0] == ECHOED, results
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+# files.write is unset: it emits no rule, so the write meets default_action
+# (deny) — not an implicit approve, which would leave the run waiting.
+UNSET_AXIS_DENY = _landed(
+    "an axis left unset falls through to default_action deny",
+    "shut",
+    _mission(_write("out.txt")),
+    workspace_file("out.txt", expect=None),
+    _results(lambda rs: _refused(rs[0]), "the write refused"),
+    declare='[envelopes.shut]\ndefault_action = "deny"\nfiles.read = "allow"\n',
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_axis_left_unset_falls_through_to_default_action_deny(instance: Instance) -> None:
-    # function: needs tool results and the workspace after the run
-    # files.write is unset: it emits no rule, so the write meets default_action
-    # (deny) — not an implicit approve, which would leave the run waiting.
-    _declare(instance, '[envelopes.shut]\ndefault_action = "deny"\nfiles.read = "allow"\n')
-    results = _landed_without_asks(instance, _run(instance, "shut", _mission(_write("out.txt"))))
-    assert not (instance.work / "out.txt").exists()
-    assert _refused(results[0]), results
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+NO_DEFAULT_ACTION_ASKS = _asked(
+    "an envelope without default_action asks about a call no rule names",
+    "quiet",
+    _mission(ECHO),
+    await_ask("ask", tool="native-echo.echo", timeout=60),
+    "deny",
+    _results(lambda rs: _refused(rs[0]), "the echo refused"),
+    declare='[envelopes.quiet]\ndescription = "names no tool at all"\n',
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_envelope_without_default_action_asks_about_a_call_no_rule_names(
-    instance: Instance,
-) -> None:
-    # function: needs background — the unmatched call must wait on an ask
-    _declare(instance, '[envelopes.quiet]\ndescription = "names no tool at all"\n')
-    instance.init()
-    instance.use_script(_mission(ECHO))
-    run = start_contenox(instance, "run", "--policy", "quiet", "--timeout", "90s", TASK)
-    ask = probes.await_approval(instance, 60, tool="native-echo.echo", run=run)
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120).assert_success()
-    assert _refused(_tool_results(instance)[0])
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+HAND_WRITTEN_NO_DEFAULT_ASKS = _asked(
+    "a hand written policy without default_action asks about a call no rule names",
+    "bare",
+    _mission(ECHO),
+    await_ask("ask", tool="native-echo.echo", timeout=60),
+    "approve",
+    _results(lambda rs: rs[0] == ECHOED, "the echo"),
+    before=[write("hitl-policy-bare.json", _policy(None), home=True)],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_hand_written_policy_without_default_action_asks_about_a_call_no_rule_names(
-    instance: Instance,
-) -> None:
-    # function: needs background — the unmatched call must wait on an ask
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-bare.json").write_text(_policy(None))
-    instance.use_script(_mission(ECHO))
-    run = start_contenox(instance, "run", "--policy", "bare", "--timeout", "90s", TASK)
-    ask = probes.await_approval(instance, 60, tool="native-echo.echo", run=run)
-    probes.approve(instance, ask.id)
-    run.wait(timeout=120).assert_success()
-    assert _tool_results(instance)[0] == ECHOED
 
 
 # --------------------------------------------------------------------------- first match
 
 
-@pytest.mark.parametrize(
-    ("first", "second", "runs"),
-    [("deny", "allow", False), ("allow", "deny", True)],
-    ids=["deny-first", "allow-first"],
-)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_rules_are_evaluated_top_to_bottom_and_the_first_match_wins(
-    instance: Instance, first: str, second: str, runs: bool
-) -> None:
-    # function: needs tool results from `state show --raw`
-    instance.init()
+def _first_match(variant: str, first: str, second: str, runs: bool) -> Case:
     policy = _policy("approve", ("native-echo", "echo", first), ("native-echo", "echo", second))
-    (instance.home / ".contenox" / "hitl-policy-order.json").write_text(policy)
-    results = _landed_without_asks(instance, _run(instance, "order", _mission(ECHO)))
-    assert (results[0] == ECHOED) is runs and _refused(results[0]) is not runs, results
+    return _landed(
+        f"rules are evaluated top to bottom and the first match wins ({variant})",
+        "order",
+        _mission(ECHO),
+        _results(
+            lambda rs: (rs[0] == ECHOED) is runs and _refused(rs[0]) is not runs,
+            "the echo run" if runs else "the echo refused",
+        ),
+        before=[write("hitl-policy-order.json", policy, home=True)],
+        # no transcript: the closing turn after mission_finish is served only sometimes
+        snapshot=False,
+    )
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_a_deny_path_carves_a_refusal_out_of_an_allow_grant(instance: Instance) -> None:
-    # function: needs the workspace after the run
-    _declare(
-        instance,
+FIRST_MATCH = [
+    _first_match("deny first", "deny", "allow", False),
+    _first_match("allow first", "allow", "deny", True),
+]
+
+DENY_PATH_CARVE = _landed(
+    "a deny path carves a refusal out of an allow grant",
+    "carve",
+    _mission(_write("ok.txt"), _write("secret.txt")),
+    workspace_file("ok.txt", expect=CONTENT),
+    workspace_file("secret.txt", expect=None),
+    _results(lambda rs: _refused(rs[1]) and not _refused(rs[0]), "only the second write refused"),
+    declare=(
         "[envelopes.carve]\n"
         'default_action = "deny"\n'
         "[envelopes.carve.files.write]\n"
         'grant = "allow"\n'
-        'deny_paths = ["**/secret*"]\n',
-    )
-    script = _mission(_write("ok.txt"), _write("secret.txt"))
-    results = _landed_without_asks(instance, _run(instance, "carve", script))
-    assert (instance.work / "ok.txt").read_text() == CONTENT
-    assert not (instance.work / "secret.txt").exists(), "deny_paths did not stop the write"
-    assert _refused(results[1]) and not _refused(results[0]), results
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+        'deny_paths = ["**/secret*"]\n'
+    ),
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_approve_path_carves_an_ask_out_of_an_allow_grant(instance: Instance) -> None:
-    # function: needs background — the carved-out read waits on an ask
-    _declare(
-        instance,
+
+APPROVE_PATH_CARVE = _asked(
+    "an approve path carves an ask out of an allow grant",
+    "keys",
+    _mission(_read("plain.txt"), _read("server.pem")),
+    await_ask("ask", tool="local_fs.read_file", kind="permission", timeout=60),
+    "deny",
+    _results(
+        lambda rs: "plain text" in rs[0] and _refused(rs[1]), "the plain read, the .pem refused"
+    ),
+    declare=(
         "[envelopes.keys]\n"
         'default_action = "deny"\n'
         "[envelopes.keys.files.read]\n"
         'grant = "allow"\n'
-        'approve_paths = ["**/*.pem"]\n',
-    )
-    instance.write("plain.txt", "plain text\n")
-    instance.write("server.pem", "-----BEGIN KEY-----\n")
-    instance.init()
-    instance.use_script(_mission(_read("plain.txt"), _read("server.pem")))
-    run = start_contenox(instance, "run", "--policy", "keys", "--timeout", "90s", TASK)
-    ask = probes.await_approval(instance, 60, kind="permission", run=run)
-    assert "read_file" in ask.tool, ask
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120).assert_success()
-    results = _tool_results(instance)
-    assert "plain text" in results[0] and _refused(results[1]), results
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+        'approve_paths = ["**/*.pem"]\n'
+    ),
+    files={"plain.txt": "plain text\n", "server.pem": "-----BEGIN KEY-----\n"},
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_tools_pattern_is_matched_most_specific_first_not_in_file_order(
-    instance: Instance,
-) -> None:
-    # function: needs tool results from `state show --raw`
-    _declare(
-        instance,
+
+MOST_SPECIFIC_FIRST = _landed(
+    "a tools pattern is matched most specific first not in file order",
+    "pick",
+    _mission(ECHO),
+    _results(lambda rs: rs[0] == ECHOED, "the echo"),
+    declare=(
         "[envelopes.pick]\n"
         'default_action = "deny"\n'
         "[envelopes.pick.tools]\n"
         '"native-echo.*" = "deny"\n'
-        '"native-echo.echo" = "allow"\n',
-    )
-    results = _landed_without_asks(instance, _run(instance, "pick", _mission(ECHO)))
-    assert results[0] == ECHOED, results
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+        '"native-echo.echo" = "allow"\n'
+    ),
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_a_child_envelope_keeps_the_parent_axes_it_does_not_set(instance: Instance) -> None:
-    # function: needs tool results and the workspace after the run
-    _declare(
-        instance,
+
+CHILD_KEEPS_PARENT_AXES = _landed(
+    "a child envelope keeps the parent axes it does not set",
+    "child",
+    _mission(_read("notes.txt"), _write("out.txt")),
+    _results(lambda rs: "inherited read" in rs[0], "the inherited read"),
+    workspace_file("out.txt", expect=CONTENT),
+    declare=(
         "[envelopes.parent]\n"
         'default_action = "deny"\n'
         'files.read = "allow"\n'
         "[envelopes.child]\n"
         'extends = "parent"\n'
-        'files.write = "allow"\n',
-    )
-    instance.write("notes.txt", "inherited read\n")
-    script = _mission(_read("notes.txt"), _write("out.txt"))
-    results = _landed_without_asks(instance, _run(instance, "child", script))
-    assert "inherited read" in results[0], results
-    assert (instance.work / "out.txt").read_text() == CONTENT
+        'files.write = "allow"\n'
+    ),
+    files={"notes.txt": "inherited read\n"},
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)
 
 
 # ------------------------------------------------------------------ where a policy comes from
@@ -339,114 +377,120 @@ def test_a_child_envelope_keeps_the_parent_axes_it_does_not_set(instance: Instan
 _ALLOW_ECHO = _policy("deny", ("native-echo", "echo", "allow"))
 _DENY_ECHO = _policy("allow", ("native-echo", "echo", "deny"))
 
-
-@defect(
-    "the global copy wins over the workspace copy: with `.contenox/hitl-policy-r1.json` "
-    "denying `native-echo.echo` and `~/.contenox/hitl-policy-r1.json` allowing it, `contenox "
-    "run --policy r1` ran the echo (tool result 'ping…'); the workspace copy alone is honoured "
-    "(it denied). Contradicts hitl.md, Policy resolution order: 'A top-level "
-    "hitl-policy-<name>.json in the workspace .contenox/, then ~/.contenox/, wins if it is "
-    "there' (and missions.md: 'the workspace .contenox/, then ~/.contenox/ … first match wins')"
+WORKSPACE_POLICY_WINS = _landed(
+    "a workspace policy file wins over the global copy",
+    "r1",
+    _mission(ECHO),
+    _results(lambda rs: _refused(rs[0]), "the echo refused"),
+    files={".contenox/hitl-policy-r1.json": _DENY_ECHO},
+    before=[write("hitl-policy-r1.json", _ALLOW_ECHO, home=True)],
+    defect=(
+        "the global copy wins over the workspace copy: with `.contenox/hitl-policy-r1.json` "
+        "denying `native-echo.echo` and `~/.contenox/hitl-policy-r1.json` allowing it, `contenox "
+        "run --policy r1` ran the echo (tool result 'ping…'); the workspace copy alone is "
+        "honoured (it denied). Contradicts hitl.md, Policy resolution order: 'A top-level "
+        "hitl-policy-<name>.json in the workspace .contenox/, then ~/.contenox/, wins if it is "
+        "there' (and missions.md: 'the workspace .contenox/, then ~/.contenox/ … first match "
+        "wins')"
+    ),
 )
-def test_a_workspace_policy_file_wins_over_the_global_copy(instance: Instance) -> None:
-    # function: needs tool results from `state show --raw`
-    instance.init()
-    instance.write(".contenox/hitl-policy-r1.json", _DENY_ECHO)
-    (instance.home / ".contenox" / "hitl-policy-r1.json").write_text(_ALLOW_ECHO)
-    results = _landed_without_asks(instance, _run(instance, "r1", _mission(ECHO)))
-    assert _refused(results[0]), results
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_a_global_policy_file_wins_over_the_rendered_envelope_and_is_never_rewritten(
-    instance: Instance,
-) -> None:
-    # function: needs tool results and the hand-written file after the run
-    _declare(
-        instance,
+def _global_file(instance: Instance, rel: str) -> str | None:
+    """A file's text under ``~/.contenox``, or None when it is not there."""
+    path = instance.home / ".contenox" / rel
+    return path.read_text() if path.exists() else None
+
+
+GLOBAL_POLICY_WINS = _landed(
+    "a global policy file wins over the rendered envelope and is never rewritten",
+    "r2",
+    _mission(ECHO),
+    _results(lambda rs: rs[0] == ECHOED, "the echo"),
+    probe(
+        "~/.contenox/hitl-policy-r2.json", _global_file, "hitl-policy-r2.json", expect=_ALLOW_ECHO
+    ),
+    declare=(
         '[envelopes.r2]\ndefault_action = "allow"\n[envelopes.r2.tools]\n'
-        '"native-echo.echo" = "deny"\n',
-    )
-    instance.init()
-    mine = instance.home / ".contenox" / "hitl-policy-r2.json"
-    mine.write_text(_ALLOW_ECHO)
-    results = _landed_without_asks(instance, _run(instance, "r2", _mission(ECHO)))
-    assert results[0] == ECHOED, results
-    assert mine.read_text() == _ALLOW_ECHO, "a run rewrote the hand-written copy"
-
-
-@defect(
-    "the global render directory wins over the workspace one: with "
-    "`.contenox/.generated/hitl-policy-r3.json` denying `native-echo.echo` and "
-    "`~/.contenox/.generated/hitl-policy-r3.json` allowing it (no envelope r3 declared), "
-    "`contenox run --policy r3` ran the echo. Contradicts hitl.md's search path, strongest "
-    "first: '.contenox/.generated/  the workspace's rendered envelopes' before "
-    "'~/.contenox/.generated/  the global rendered envelopes'"
+        '"native-echo.echo" = "deny"\n'
+    ),
+    before=[write("hitl-policy-r2.json", _ALLOW_ECHO, home=True)],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_the_workspace_render_directory_is_searched_before_the_global_one(
-    instance: Instance,
-) -> None:
-    # function: needs tool results from `state show --raw`
-    instance.init()
-    instance.write(".contenox/.generated/hitl-policy-r3.json", _DENY_ECHO)
-    (instance.home / ".contenox" / ".generated" / "hitl-policy-r3.json").write_text(_ALLOW_ECHO)
-    results = _landed_without_asks(instance, _run(instance, "r3", _mission(ECHO)))
-    assert _refused(results[0]), results
 
-
-@pytest.mark.parametrize("spelling", ["rendered", "hitl-policy-rendered.json"])
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+WORKSPACE_RENDER_FIRST = _landed(
+    "the workspace render directory is searched before the global one",
+    "r3",
+    _mission(ECHO),
+    _results(lambda rs: _refused(rs[0]), "the echo refused"),
+    files={".contenox/.generated/hitl-policy-r3.json": _DENY_ECHO},
+    before=[write(".generated/hitl-policy-r3.json", _ALLOW_ECHO, home=True)],
+    defect=(
+        "the global render directory wins over the workspace one: with "
+        "`.contenox/.generated/hitl-policy-r3.json` denying `native-echo.echo` and "
+        "`~/.contenox/.generated/hitl-policy-r3.json` allowing it (no envelope r3 declared), "
+        "`contenox run --policy r3` ran the echo. Contradicts hitl.md's search path, strongest "
+        "first: '.contenox/.generated/  the workspace's rendered envelopes' before "
+        "'~/.contenox/.generated/  the global rendered envelopes'"
+    ),
 )
-def test_an_envelope_name_and_its_file_name_resolve_to_the_same_rendered_policy(
-    instance: Instance, spelling: str
-) -> None:
-    # function: needs tool results from `state show --raw`
-    _declare(
-        instance,
-        '[envelopes.rendered]\ndefault_action = "allow"\n[envelopes.rendered.tools]\n'
-        '"native-echo.echo" = "deny"\n',
+
+
+def _render_stamp(instance: Instance, name: str) -> bool:
+    """Whether the render of envelope ``name`` (workspace first, then global) names its table."""
+    for base in (instance.work / ".contenox", instance.home / ".contenox"):
+        path = base / ".generated" / f"hitl-policy-{name}.json"
+        if path.exists():
+            return f"[envelopes.{name}]" in path.read_text()
+    raise AssertionError(f"no render of envelope {name!r} in either .generated/")
+
+
+NAME_AND_FILE_NAME = [
+    _landed(
+        f"an envelope name and its file name resolve to the same rendered policy ({variant})",
+        spelling,
+        _mission(ECHO),
+        _results(lambda rs: _refused(rs[0]), "the echo refused"),
+        probe("the render is stamped", _render_stamp, "rendered", expect=True),
+        declare=(
+            '[envelopes.rendered]\ndefault_action = "allow"\n[envelopes.rendered.tools]\n'
+            '"native-echo.echo" = "deny"\n'
+        ),
+        # no transcript: the closing turn after mission_finish is served only sometimes
+        snapshot=False,
     )
-    results = _landed_without_asks(instance, _run(instance, spelling, _mission(ECHO)))
-    assert _refused(results[0]), results
-    render = instance.home / ".contenox" / ".generated" / "hitl-policy-rendered.json"
-    workspace_render = instance.work / ".contenox" / ".generated" / "hitl-policy-rendered.json"
-    rendered = next(p for p in (workspace_render, render) if p.exists())
-    assert "[envelopes.rendered]" in rendered.read_text(), "the render is not stamped"
+    for variant, spelling in (("name", "rendered"), ("file name", "hitl-policy-rendered.json"))
+]
 
+EDITED_ENVELOPE = _landed(
+    "editing an envelope changes the next run without an init",
+    "edit",
+    _mission(_write("out.txt")),
+    workspace_file("out.txt", expect=None),
+    edit(".contenox/agents.toml", replace={'files.write = "deny"': 'files.write = "allow"'}),
+    step("run", "--policy", "edit", "--timeout", "90s", TASK, timeout=150, exit_code=None),
+    workspace_file("out.txt", expect=CONTENT),
+    declare='[envelopes.edit]\ndefault_action = "allow"\nfiles.write = "deny"\n',
+)
 
-def test_editing_an_envelope_changes_the_next_run_without_an_init(instance: Instance) -> None:
-    # function: needs two runs with an edit between them
-    _declare(instance, '[envelopes.edit]\ndefault_action = "allow"\nfiles.write = "deny"\n')
-    script = _mission(_write("out.txt"))
-    _run(instance, "edit", script).assert_success()
-    assert not (instance.work / "out.txt").exists()
-
-    _declare(instance, '[envelopes.edit]\ndefault_action = "allow"\nfiles.write = "allow"\n')
-    instance.contenox("run", "--policy", "edit", "--timeout", "90s", TASK, timeout=150)
-    assert (instance.work / "out.txt").read_text() == CONTENT, "the edit did not reach the run"
-
-
-def test_a_hitl_policy_value_with_a_path_separator_is_that_file_verbatim(
-    instance: Instance,
-) -> None:
-    # function: needs an ACP client
-    # The file denies write_file; the envelope acp runs under otherwise asks
-    # about it. A permission request, or the file appearing, means the path
-    # was not the policy.
-    instance.init()
-    instance.write("ops/locked.json", _policy("allow", ("local_fs", "write_file", "deny")))
-    instance.use_script(
-        Script(turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."])
-    )
-    with open_acp(instance, "--hitl-policy", "./ops/locked.json", permission="allow") as acp:
-        turn = acp.prompt("write the file")
-    assert turn.permission_requests == [], turn.describe()
-    assert not (instance.work / "out.txt").exists(), turn.describe()
+# The file denies write_file; the envelope acp runs under otherwise asks
+# about it. A permission request, or the file appearing, means the path
+# was not the policy.
+HITL_POLICY_PATH = Case(
+    name="a hitl policy value with a path separator is that file verbatim",
+    script=_WRITE_TURN,
+    files={"ops/locked.json": _policy("allow", ("local_fs", "write_file", "deny"))},
+    steps=[
+        prompt(
+            "write the file",
+            acp_args=["--hitl-policy", "./ops/locked.json"],
+            permission="allow",
+            permission_requests=0,
+        ),
+        workspace_file("out.txt", expect=None),
+    ],
+)
 
 
 # ------------------------------------------------------------------ names that resolve to nothing
@@ -654,7 +698,8 @@ files.write = "deny"
 """
 
 
-def _rendered(instance: Instance, name: str) -> dict[str, object]:
+def _rendered(instance: Instance, name: str) -> dict[str, Any]:
+    """The render of envelope ``name``: the workspace's .generated/ first, then the global one."""
     for base in (instance.work / ".contenox", instance.home / ".contenox"):
         path = base / ".generated" / f"hitl-policy-{name}.json"
         if path.exists():
@@ -664,68 +709,97 @@ def _rendered(instance: Instance, name: str) -> dict[str, object]:
     raise AssertionError(f"no render of envelope {name!r} in either .generated/")
 
 
-def test_the_four_ways_envelope_renders_the_documented_rules(instance: Instance) -> None:
-    # function: needs the rendered file a run leaves in .generated/
-    _declare(instance, _FOUR_WAYS)
-    _run(
-        instance,
-        "mine",
-        Script(
-            turns=[
-                Turn(tool_calls=[mission_report("result", "nothing to do")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
-        ),
-    ).assert_success()
-    rules = _rendered(instance, "mine")["rules"]
+def _rules(instance: Instance, name: str) -> list[dict[str, Any]]:
+    """The rules of envelope ``name``'s render, in order."""
+    rules = _rendered(instance, name)["rules"]
     assert isinstance(rules, list)
-
-    def rule(tools: str, tool: str) -> dict[str, object]:
-        return next(r for r in rules if r["tools"] == tools and r["tool"] == tool)
-
-    assert rule("local_fs", "read_file")["action"] == "allow"
-    assert rule("local_fs", "write_file")["action"] == "deny"
-    shell = rule("local_shell", "local_shell")
-    assert (shell["action"], shell["timeout_s"], shell["on_timeout"]) == ("approve", 1800, "deny")
-    deploy = rule("deploy", "production")
-    assert (deploy["action"], deploy["timeout_s"]) == ("approve", -1)
-    assert "on_timeout" not in deploy
-    merge = rule("github", "merge_pr")
-    assert (merge["timeout_s"], merge["on_timeout"]) == (7200, "deny")
-    instance.must("vet")
+    return rules
 
 
-@pytest.mark.parametrize(
-    "toml",
-    [
-        '[envelopes.note]\ndefault_action = { grant = "approve", timeout = "30m", '
-        'on_timeout = "deny" }\n',
-        '[envelopes.note]\ndefault_action = "allow"\n[envelopes.note.network.read]\n'
-        'grant = "deny"\ndeny_hosts = ["example.com"]\n',
-    ],
-    ids=["default-action-wait", "network-axis"],
+def _rule(rules: list[dict[str, Any]], tools: str, tool: str) -> dict[str, Any]:
+    return next(r for r in rules if r["tools"] == tools and r["tool"] == tool)
+
+
+def _four_ways(rules: list[dict[str, Any]]) -> bool:
+    shell = _rule(rules, "local_shell", "local_shell")
+    deploy = _rule(rules, "deploy", "production")
+    merge = _rule(rules, "github", "merge_pr")
+    return (
+        _rule(rules, "local_fs", "read_file")["action"] == "allow"
+        and _rule(rules, "local_fs", "write_file")["action"] == "deny"
+        and (shell["action"], shell["timeout_s"], shell["on_timeout"]) == ("approve", 1800, "deny")
+        and (deploy["action"], deploy["timeout_s"]) == ("approve", -1)
+        and "on_timeout" not in deploy
+        and (merge["timeout_s"], merge["on_timeout"]) == (7200, "deny")
+    )
+
+
+_NOTHING_TO_DO = Script(
+    turns=[
+        Turn(tool_calls=[mission_report("result", "nothing to do")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    ]
 )
-def test_what_a_render_cannot_carry_it_states_in_a_reserved_note(
-    instance: Instance, toml: str
-) -> None:
-    # function: needs the rendered file a run leaves in .generated/
-    _declare(instance, toml)
-    _run(
-        instance,
-        "note",
-        Script(
-            turns=[
-                Turn(tool_calls=[mission_report("result", "nothing to do")]),
-                Turn(tool_calls=[mission_finish("landed")]),
-                "Done.",
-            ]
+
+FOUR_WAYS = Case(
+    name="the four ways envelope renders the documented rules",
+    script=_NOTHING_TO_DO,
+    files={".contenox/agents.toml": _FOUR_WAYS},
+    steps=[
+        _run_step("mine"),
+        probe(
+            "rules rendered for mine",
+            _rules,
+            "mine",
+            expect=satisfies(
+                _four_ways,
+                "read allow, write deny, shell approve 1800s/deny, deploy approve -1 "
+                "without on_timeout, merge_pr 7200s/deny",
+            ),
         ),
-    ).assert_success()
-    render = _rendered(instance, "note")
-    assert "//reserved" in render, render
-    assert all("timeout_s" not in r for r in render["rules"]), render  # type: ignore[union-attr]
-    assert all(r["tools"] not in ("native-web", "web") for r in render["rules"]), render  # type: ignore[union-attr,index]
+        step("vet"),
+    ],
+)
+
+
+def _reserved_note(render: dict[str, Any]) -> bool:
+    rules = render["rules"]
+    return (
+        "//reserved" in render
+        and all("timeout_s" not in r for r in rules)
+        and all(r["tools"] not in ("native-web", "web") for r in rules)
+    )
+
+
+RESERVED_NOTE = [
+    Case(
+        name=f"what a render cannot carry it states in a reserved note ({variant})",
+        script=_NOTHING_TO_DO,
+        files={".contenox/agents.toml": toml},
+        steps=[
+            _run_step("note"),
+            probe(
+                "render of note",
+                _rendered,
+                "note",
+                expect=satisfies(_reserved_note, "a //reserved note, no timeout_s, no web rule"),
+            ),
+        ],
+    )
+    for variant, toml in (
+        (
+            "default_action wait",
+            '[envelopes.note]\ndefault_action = { grant = "approve", timeout = "30m", '
+            'on_timeout = "deny" }\n',
+        ),
+        (
+            "network axis",
+            '[envelopes.note]\ndefault_action = "allow"\n[envelopes.note.network.read]\n'
+            'grant = "deny"\ndeny_hosts = ["example.com"]\n',
+        ),
+    )
+]
 
 
 # ----------------------------------------------------------------- renders, read back
@@ -736,150 +810,211 @@ def test_what_a_render_cannot_carry_it_states_in_a_reserved_note(
 # "when you want to know what a rendered envelope actually did".
 
 
-def _render(instance: Instance, toml: str, name: str) -> dict[str, object]:
-    instance.init()
-    agents = instance.home / ".contenox" / "agents.toml"
-    agents.write_text(agents.read_text() + "\n" + toml)
-    instance.contenox("acp", stdin="").assert_success()
-    return _rendered(instance, name)
+def _render_case(name: str, toml: str, *checks: Probe) -> Case:
+    """Append ``toml`` to the global agents.toml, let ``acp`` render it, then ``checks``."""
+    return Case(
+        name=name,
+        steps=[
+            edit("agents.toml", append="\n" + toml, under="contenox"),
+            step("acp", stdin=""),
+            *checks,
+        ],
+    )
 
 
-def _rules(render: dict[str, object]) -> list[dict[str, object]]:
-    rules = render["rules"]
-    assert isinstance(rules, list)
-    return rules
+def _schema(instance: Instance, name: str) -> str:
+    """The ``$schema`` envelope ``name``'s render names."""
+    return str(_rendered(instance, name).get("$schema", ""))
 
 
-def test_every_render_carries_the_policy_schema(instance: Instance) -> None:
-    # function: needs the rendered file
-    render = _render(instance, '[envelopes.plain]\ndefault_action = "deny"\n', "plain")
-    assert str(render.get("$schema", "")).endswith("hitl-policy-v1.schema.json"), render
+SCHEMA = _render_case(
+    "every render carries the policy schema",
+    '[envelopes.plain]\ndefault_action = "deny"\n',
+    probe(
+        "$schema of plain",
+        _schema,
+        "plain",
+        expect=satisfies(
+            lambda s: s.endswith("hitl-policy-v1.schema.json"), "hitl-policy-v1.schema.json"
+        ),
+    ),
+)
+
+_SHIPPED = ["read_only", "ask_always", "auto_edit", "default", "strict", "acpx", "oracle", "serve"]
 
 
-def test_the_eight_shipped_envelopes_are_rendered_into_generated(instance: Instance) -> None:
-    # function: needs the .generated/ directory listing
-    _render(instance, "", "default")
+def _unrendered(instance: Instance) -> list[str]:
+    """The shipped envelopes with no render in ~/.contenox/.generated/."""
     generated = instance.home / ".contenox" / ".generated"
-    shipped = ["read_only", "ask_always", "auto_edit", "default", "strict", "acpx", "oracle"]
-    missing = [n for n in [*shipped, "serve"] if not (generated / f"hitl-policy-{n}.json").exists()]
-    assert missing == [], sorted(p.name for p in generated.iterdir())
+    return [n for n in _SHIPPED if not (generated / f"hitl-policy-{n}.json").exists()]
 
 
-def test_the_shell_tiers_render_in_the_documented_order(instance: Instance) -> None:
-    # function: needs the rendered file
-    render = _render(
-        instance,
-        "[envelopes.tiers.shell]\n"
-        'grant = "approve"\n'
-        'ask_always = ["rm"]\n'
-        'prefix_allowlist = ["go test"]\n'
-        'substitution = "deny"\n'
-        'blacklist = ["mkfs"]\n',
+SHIPPED_RENDERED = Case(
+    name="the eight shipped envelopes are rendered into generated",
+    steps=[step("acp", stdin=""), probe("shipped envelopes not rendered", _unrendered, expect=[])],
+)
+
+
+def _shell_tiers(instance: Instance, name: str) -> list[tuple[str, str]]:
+    """Each local_shell rule of the render, as (its condition's op or "grant", its action)."""
+    shell = [r for r in _rules(instance, name) if r["tool"] == "local_shell"]
+    return [(r["when"][0]["op"] if r.get("when") else "grant", r["action"]) for r in shell]
+
+
+SHELL_TIERS = _render_case(
+    "the shell tiers render in the documented order",
+    "[envelopes.tiers.shell]\n"
+    'grant = "approve"\n'
+    'ask_always = ["rm"]\n'
+    'prefix_allowlist = ["go test"]\n'
+    'substitution = "deny"\n'
+    'blacklist = ["mkfs"]\n',
+    probe(
+        "shell rules of tiers",
+        _shell_tiers,
         "tiers",
-    )
-    shell = [r for r in _rules(render) if r["tool"] == "local_shell"]
-    ops = [r["when"][0]["op"] if r.get("when") else "grant" for r in shell]  # type: ignore[index]
-    assert ops == [
-        "command_blacklist",
-        "no_command_substitution",
-        "command_prefix_allowlist",
-        "command_ask_always",
-        "grant",
-    ], shell
-    assert [r["action"] for r in shell] == ["deny", "deny", "allow", "approve", "approve"]
+        expect=[
+            ("command_blacklist", "deny"),
+            ("no_command_substitution", "deny"),
+            ("command_prefix_allowlist", "allow"),
+            ("command_ask_always", "approve"),
+            ("grant", "approve"),
+        ],
+    ),
+)
 
 
-def test_approve_paths_under_an_allow_grant_carry_the_wait_and_the_allow_floor_none(
-    instance: Instance,
-) -> None:
-    # function: needs the rendered file
-    render = _render(
-        instance,
-        "[envelopes.paths.files.write]\n"
-        'grant = "allow"\n'
-        'approve_paths = ["**/*.pem"]\n'
-        'timeout = "10m"\n'
-        'on_timeout = "deny"\n',
-        "paths",
-    )
-    writes = [r for r in _rules(render) if r["tools"] == "local_fs"]
+def _fs_rules(instance: Instance, name: str) -> list[dict[str, Any]]:
+    return [r for r in _rules(instance, name) if r["tools"] == "local_fs"]
+
+
+def _waits_and_floor(writes: list[dict[str, Any]]) -> bool:
     asks = [r for r in writes if r["action"] == "approve"]
     floor = [r for r in writes if r["action"] == "allow"]
-    assert asks and all((r["timeout_s"], r["on_timeout"]) == (600, "deny") for r in asks), writes
-    assert floor and all("timeout_s" not in r for r in floor), writes
-
-
-def test_missions_answer_renders_an_attention_block_and_an_explicit_key_wins(
-    instance: Instance,
-) -> None:
-    # function: needs the rendered file
-    render = _render(
-        instance,
-        '[envelopes.answers]\nmissions.answer = "allow"\n'
-        "[envelopes.answers.attention]\nmax_agent_answers = 2\n",
-        "answers",
+    return (
+        bool(asks)
+        and all((r["timeout_s"], r["on_timeout"]) == (600, "deny") for r in asks)
+        and bool(floor)
+        and all("timeout_s" not in r for r in floor)
     )
+
+
+APPROVE_PATHS_WAIT = _render_case(
+    "approve paths under an allow grant carry the wait and the allow floor none",
+    "[envelopes.paths.files.write]\n"
+    'grant = "allow"\n'
+    'approve_paths = ["**/*.pem"]\n'
+    'timeout = "10m"\n'
+    'on_timeout = "deny"\n',
+    probe(
+        "local_fs rules of paths",
+        _fs_rules,
+        "paths",
+        expect=satisfies(
+            _waits_and_floor, "approve rules waiting 600s then deny, allow rules with no wait"
+        ),
+    ),
+)
+
+
+def _attention(render: dict[str, Any]) -> bool:
     attention = render.get("attention")
-    assert isinstance(attention, dict), render
-    assert (attention.get("allowAgentAnswers"), attention.get("maxAgentAnswers")) == (True, 2)
-    assert not attention.get("allowAgentApprovals"), attention
-    assert all(r["tools"] != "mission" for r in _rules(render)), render
-
-
-def test_a_child_s_list_replaces_the_parent_s_and_a_bare_axis_replaces_the_whole_axis(
-    instance: Instance,
-) -> None:
-    # function: needs the rendered files
-    toml = (
-        "[envelopes.base.files.write]\n"
-        'grant = "allow"\n'
-        'deny_paths = ["**/a", "**/b"]\n'
-        '[envelopes.narrow]\nextends = "base"\n'
-        "[envelopes.narrow.files.write]\n"
-        'grant = "allow"\n'
-        'deny_paths = ["**/c"]\n'
-        '[envelopes.bare]\nextends = "base"\nfiles.write = "allow"\n'
+    return (
+        isinstance(attention, dict)
+        and (attention.get("allowAgentAnswers"), attention.get("maxAgentAnswers")) == (True, 2)
+        and not attention.get("allowAgentApprovals")
+        and all(r["tools"] != "mission" for r in render["rules"])
     )
-    narrow = _render(instance, toml, "narrow")
-    globs = [r["when"][0]["value"] for r in _rules(narrow) if r.get("when")]  # type: ignore[index]
+
+
+MISSIONS_ANSWER_ATTENTION = _render_case(
+    "missions answer renders an attention block and an explicit key wins",
+    '[envelopes.answers]\nmissions.answer = "allow"\n'
+    "[envelopes.answers.attention]\nmax_agent_answers = 2\n",
+    probe(
+        "render of answers",
+        _rendered,
+        "answers",
+        expect=satisfies(
+            _attention,
+            "attention allowing 2 agent answers, no agent approvals, no mission rule",
+        ),
+    ),
+)
+
+
+def _conditioned(instance: Instance, name: str) -> list[str]:
+    """The glob of every conditioned rule of the render."""
+    return [r["when"][0]["value"] for r in _rules(instance, name) if r.get("when")]
+
+
+CHILD_LIST_REPLACES = _render_case(
+    "a child's list replaces the parent's and a bare axis replaces the whole axis",
+    "[envelopes.base.files.write]\n"
+    'grant = "allow"\n'
+    'deny_paths = ["**/a", "**/b"]\n'
+    '[envelopes.narrow]\nextends = "base"\n'
+    "[envelopes.narrow.files.write]\n"
+    'grant = "allow"\n'
+    'deny_paths = ["**/c"]\n'
+    '[envelopes.bare]\nextends = "base"\nfiles.write = "allow"\n',
     # One rule per glob and per tool of the axis (write_file, edit_file, sed).
-    assert set(globs) == {"**/c"}, _rules(narrow)
-    bare = _rendered(instance, "bare")
-    assert [r for r in _rules(bare) if r.get("when")] == [], _rules(bare)
+    probe(
+        "conditioned globs of narrow",
+        _conditioned,
+        "narrow",
+        expect=satisfies(lambda globs: set(globs) == {"**/c"}, "only **/c"),
+    ),
+    probe("conditioned globs of bare", _conditioned, "bare", expect=[]),
+)
 
 
-def test_always_deny_accumulates_parent_first_ahead_of_every_grant(instance: Instance) -> None:
-    # function: needs the rendered file
-    toml = (
-        '[envelopes.top]\nfiles.read = "allow"\n'
-        "[[envelopes.top.always_deny]]\n"
-        'tools = "local_fs"\ntool = "*"\nwhen_key = "path"\nwhen_op = "glob"\n'
-        'when_value = "**/parent-secret"\n'
-        '[envelopes.sub]\nextends = "top"\n'
-        "[[envelopes.sub.always_deny]]\n"
-        'tools = "local_fs"\ntool = "*"\nwhen_key = "path"\nwhen_op = "glob"\n'
-        'when_value = "**/child-secret"\n'
-    )
-    rules = _rules(_render(instance, toml, "sub"))
-    values = [r["when"][0]["value"] for r in rules[:2]]  # type: ignore[index]
-    assert values == ["**/parent-secret", "**/child-secret"], rules
-    assert [r["action"] for r in rules[:2]] == ["deny", "deny"]
+def _first_two(instance: Instance, name: str) -> list[tuple[str, str]]:
+    """The first two rules of the render, as (glob, action)."""
+    return [(r["when"][0]["value"], r["action"]) for r in _rules(instance, name)[:2]]
 
 
-def test_an_envelope_of_a_posture_s_name_wins_over_the_policy_postures_block(
-    instance: Instance,
-) -> None:
-    # function: needs the rendered file
-    # The shipped auto_edit envelope keeps the shell on approve; a posture
-    # block granting it must not reach the render.
-    render = _render(
-        instance,
-        '[policy.postures.auto_edit]\nlocal_fs_read = "allow"\nlocal_fs_write = "allow"\n'
-        'local_shell = "allow"\n',
+ALWAYS_DENY_ACCUMULATES = _render_case(
+    "always_deny accumulates parent first ahead of every grant",
+    '[envelopes.top]\nfiles.read = "allow"\n'
+    "[[envelopes.top.always_deny]]\n"
+    'tools = "local_fs"\ntool = "*"\nwhen_key = "path"\nwhen_op = "glob"\n'
+    'when_value = "**/parent-secret"\n'
+    '[envelopes.sub]\nextends = "top"\n'
+    "[[envelopes.sub.always_deny]]\n"
+    'tools = "local_fs"\ntool = "*"\nwhen_key = "path"\nwhen_op = "glob"\n'
+    'when_value = "**/child-secret"\n',
+    probe(
+        "first two rules of sub",
+        _first_two,
+        "sub",
+        expect=[("**/parent-secret", "deny"), ("**/child-secret", "deny")],
+    ),
+)
+
+
+def _plain_shell_actions(instance: Instance, name: str) -> list[str]:
+    """The action of each unconditioned local_shell rule of the render."""
+    return [
+        r["action"]
+        for r in _rules(instance, name)
+        if r["tool"] == "local_shell" and not r.get("when")
+    ]
+
+
+# The shipped auto_edit envelope keeps the shell on approve; a posture block
+# granting it must not reach the render.
+POSTURE_NAME_WINS = _render_case(
+    "an envelope of a posture's name wins over the policy postures block",
+    '[policy.postures.auto_edit]\nlocal_fs_read = "allow"\nlocal_fs_write = "allow"\n'
+    'local_shell = "allow"\n',
+    probe(
+        "unconditioned shell rules of auto_edit",
+        _plain_shell_actions,
         "auto_edit",
-    )
-    shell = [r for r in _rules(render) if r["tool"] == "local_shell" and not r.get("when")]
-    assert [r["action"] for r in shell] == ["approve"], _rules(render)
+        expect=["approve"],
+    ),
+)
 
 
 ENVELOPE_NAME_RULE = Case(
@@ -918,64 +1053,62 @@ VET_SAYS_A_COPY_SHADOWS_A_RENDER = Case(
 
 # ----------------------------------------------------------------- acp: the policy it runs under
 
-_WRITE_TURN = Script(
-    turns=[route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."]
+ACP_AUTO = Case(
+    name="acp auto runs a gated call without a permission request",
+    script=_WRITE_TURN,
+    steps=[
+        prompt(
+            "write the file",
+            acp_args=["--auto"],
+            permission="deny",
+            permission_requests=0,
+        ),
+        workspace_file("out.txt", expect=CONTENT),
+    ],
+)
+
+CONFIG_POLICY_NAME = Case(
+    name="config hitl policy name selects the policy acp runs under",
+    script=_WRITE_TURN,
+    steps=[
+        write(
+            "hitl-policy-locked.json",
+            _policy("allow", ("local_fs", "write_file", "deny")),
+            home=True,
+        ),
+        step("config", "set", "hitl-policy-name", "hitl-policy-locked.json"),
+        step("config", "get", "hitl-policy-name", stdout_has=["hitl-policy-locked.json"]),
+        prompt("write the file", permission="allow", permission_requests=0),
+        workspace_file("out.txt", expect=None),
+    ],
+    defect=(
+        "`contenox acp` ignores the workspace's hitl-policy-name: after `contenox config set "
+        "hitl-policy-name hitl-policy-locked.json` (read back by `config get`) with "
+        "~/.contenox/hitl-policy-locked.json denying write_file, a scripted write_file under "
+        "`contenox acp` raised a permission request whose _meta says policyName "
+        "'hitl-policy-default.json', and the file was written once allowed. Contradicts hitl.md, "
+        "Selecting the active policy: 'The config key writes to the KV store and takes effect "
+        "immediately — no restart required. It applies to all subsequent invocations in the same "
+        "workspace.'"
+    ),
+)
+
+# default asks about a write; a fail-open fallback would write unasked.
+UNRESOLVABLE_POLICY_NAME = Case(
+    name="an unresolvable hitl policy name falls back to the default envelope",
+    script=_WRITE_TURN,
+    steps=[
+        step("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json"),
+        prompt("write the file", permission="deny", permission_requests=1),
+        workspace_file("out.txt", expect=None),
+    ],
 )
 
 
-def test_acp_auto_runs_a_gated_call_without_a_permission_request(instance: Instance) -> None:
-    # function: needs an ACP client
-    instance.init()
-    instance.use_script(_WRITE_TURN)
-    with open_acp(instance, "--auto", permission="deny") as acp:
-        turn = acp.prompt("write the file")
-    assert turn.permission_requests == [], turn.describe()
-    assert (instance.work / "out.txt").read_text() == CONTENT
-
-
-@defect(
-    "`contenox acp` ignores the workspace's hitl-policy-name: after `contenox config set "
-    "hitl-policy-name hitl-policy-locked.json` (read back by `config get`) with "
-    "~/.contenox/hitl-policy-locked.json denying write_file, a scripted write_file under "
-    "`contenox acp` raised a permission request whose _meta says policyName "
-    "'hitl-policy-default.json', and the file was written once allowed. Contradicts hitl.md, "
-    "Selecting the active policy: 'The config key writes to the KV store and takes effect "
-    "immediately — no restart required. It applies to all subsequent invocations in the same "
-    "workspace.'"
-)
-def test_config_hitl_policy_name_selects_the_policy_acp_runs_under(instance: Instance) -> None:
-    # function: needs an ACP client
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-locked.json").write_text(
-        _policy("allow", ("local_fs", "write_file", "deny"))
-    )
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-locked.json")
-    assert "hitl-policy-locked.json" in instance.must("config", "get", "hitl-policy-name").stdout
-    instance.use_script(_WRITE_TURN)
-    with open_acp(instance, permission="allow") as acp:
-        turn = acp.prompt("write the file")
-    assert turn.permission_requests == [], turn.describe()
-    assert not (instance.work / "out.txt").exists(), turn.describe()
-
-
-def test_an_unresolvable_hitl_policy_name_falls_back_to_the_default_envelope(
-    instance: Instance,
-) -> None:
-    # function: needs an ACP client
-    # default asks about a write; a fail-open fallback would write unasked.
-    instance.init()
-    instance.must("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json")
-    instance.use_script(_WRITE_TURN)
-    with open_acp(instance, permission="deny") as acp:
-        turn = acp.prompt("write the file")
-    assert len(turn.permission_requests) == 1, turn.describe()
-    assert not (instance.work / "out.txt").exists()
-
-
+# function: a second process answers the card while the prompt is still open
 def test_a_card_nobody_answers_is_not_a_denial_and_a_terminal_can_answer_it(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client and a second process
     instance.init()
     instance.use_script(_WRITE_TURN)
     with open_acp(instance, permission="defer") as acp:
@@ -991,80 +1124,87 @@ def test_a_card_nobody_answers_is_not_a_denial_and_a_terminal_can_answer_it(
 
 # ----------------------------------------------------------------- more of what a run sees
 
+_EQ_POLICY = {
+    "default_action": "allow",
+    "rules": [
+        {
+            "tools": "native-echo",
+            "tool": "echo",
+            "when": [{"key": "input", "op": "eq", "value": "forbidden word"}],
+            "action": "deny",
+        }
+    ],
+}
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+EQ_CONDITION = _landed(
+    "an eq condition gates only the call whose argument equals the value",
+    "eq",
+    _mission(ToolCall("echo", {"input": "forbidden word"}), ECHO),
+    _results(
+        lambda rs: _refused(rs[0]) and rs[1] == ECHOED, "the first echo refused, not the second"
+    ),
+    before=[write("hitl-policy-eq.json", json.dumps(_EQ_POLICY), home=True)],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_eq_condition_gates_only_the_call_whose_argument_equals_the_value(
-    instance: Instance,
-) -> None:
-    # function: needs tool results from `state show --raw`
-    instance.init()
-    policy = {
-        "default_action": "allow",
-        "rules": [
-            {
-                "tools": "native-echo",
-                "tool": "echo",
-                "when": [{"key": "input", "op": "eq", "value": "forbidden word"}],
-                "action": "deny",
-            }
-        ],
-    }
-    (instance.home / ".contenox" / "hitl-policy-eq.json").write_text(json.dumps(policy))
-    script = _mission(ToolCall("echo", {"input": "forbidden word"}), ECHO)
-    results = _landed_without_asks(instance, _run(instance, "eq", script))
-    assert _refused(results[0]) and results[1] == ECHOED, results
 
-
-def test_strict_asks_about_every_command_line_including_ls(instance: Instance) -> None:
-    # function: needs background — the shell call waits on an ask
-    instance.init()
-    instance.use_script(_mission(ToolCall("local_shell", {"command": "ls"})))
-    run = start_contenox(instance, "run", "--policy", "strict", "--timeout", "90s", TASK)
-    ask = probes.await_approval(instance, 60, kind="permission", run=run)
-    assert "local_shell" in ask.tool, ask
-    probes.deny(instance, ask.id)
-    run.wait(timeout=120).assert_success()
-
-
-@defect(
-    "a failed render is not reported: after `contenox run --policy stale` rendered "
-    '[envelopes.stale] (files.write = "deny") from the workspace agents.toml, adding '
-    "`bogus = 1` to it and running again lands with the stale render still denying the "
-    "write (as promised) but neither the notices nor the log lines mention the failed "
-    "render. Contradicts hitl.md, Policy resolution order: 'A render that fails while a "
-    "readable copy is already on the path is reported and survived'"
+STRICT_ASKS_LS = _asked(
+    "strict asks about every command line including ls",
+    "strict",
+    _mission(ToolCall("local_shell", {"command": "ls"})),
+    await_ask("ask", tool="local_shell.local_shell", kind="permission", timeout=60),
+    "deny",
 )
-def test_a_render_that_fails_is_reported_and_the_stale_render_still_gates(
-    instance: Instance,
-) -> None:
-    # function: needs two runs with a broken edit between them
-    _declare(instance, '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n')
-    script = _mission(_write("out.txt"))
-    _run(instance, "stale", script).assert_success()
-    _declare(
-        instance,
-        '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "allow"\nbogus = 1\n',
-    )
-    second = instance.contenox("run", "--policy", "stale", "--timeout", "90s", TASK, timeout=150)
-    second.assert_success()
-    assert not (instance.work / "out.txt").exists(), "the stale render stopped gating"
-    assert 'unknown key "bogus"' in second.stderr, second.describe()
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+STALE_RENDER = Case(
+    name="a render that fails is reported and the stale render still gates",
+    script=_mission(_write("out.txt")),
+    files={
+        ".contenox/agents.toml": (
+            '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n'
+        )
+    },
+    steps=[
+        _run_step("stale"),
+        edit(
+            ".contenox/agents.toml",
+            replace={'files.write = "deny"\\n': 'files.write = "allow"\\nbogus = 1\\n'},
+        ),
+        step(
+            "run",
+            "--policy",
+            "stale",
+            "--timeout",
+            "90s",
+            TASK,
+            timeout=150,
+            stderr_has=['unknown key "bogus"'],
+        ),
+        # The stale render still gates.
+        workspace_file("out.txt", expect=None),
+    ],
+    defect=(
+        "a failed render is not reported: after `contenox run --policy stale` rendered "
+        '[envelopes.stale] (files.write = "deny") from the workspace agents.toml, adding '
+        "`bogus = 1` to it and running again lands with the stale render still denying the "
+        "write (as promised) but neither the notices nor the log lines mention the failed "
+        "render. Contradicts hitl.md, Policy resolution order: 'A render that fails while a "
+        "readable copy is already on the path is reported and survived'"
+    ),
 )
-def test_the_credential_quarantine_denies_a_key_store_read_under_the_most_permissive_posture(
-    instance: Instance,
-) -> None:
-    # function: needs tool results from `state show --raw`
-    instance.write("notes.txt", "plain notes\n")
-    instance.write(".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
-    script = _mission(_read("notes.txt"), _read(".ssh/id_ed25519"))
-    results = _landed_without_asks(instance, _run(instance, "auto_edit", script))
-    assert "plain notes" in results[0], results
-    assert _refused(results[1]) and "PRIVATE KEY" not in results[1], results
+
+KEY_STORE_QUARANTINE = _landed(
+    "the credential quarantine denies a key store read under the most permissive posture",
+    "auto_edit",
+    _mission(_read("notes.txt"), _read(".ssh/id_ed25519")),
+    _results(
+        lambda rs: "plain notes" in rs[0] and _refused(rs[1]) and "PRIVATE KEY" not in rs[1],
+        "the notes read, the key refused and its text withheld",
+    ),
+    files={
+        "notes.txt": "plain notes\n",
+        ".ssh/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+    },
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
+)

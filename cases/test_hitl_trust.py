@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,11 +22,15 @@ from harness import (
     ToolCall,
     Turn,
     defect,
+    edit,
     mission_finish,
     mission_report,
+    probe,
     probes,
     step,
+    write,
 )
+from harness.case import Probe, Step
 
 POLICY = '{"default_action": "approve",\n  "rules": []}\n'
 TOOL = "#!/bin/sh\necho trusted tool\n"
@@ -53,23 +58,53 @@ def _trust(instance: Instance, *args: str | os.PathLike[str], **kw: object) -> s
     return instance.must("hitl", "trust", "--policy", "hitl-policy-mine.json", *args, **kw).stdout
 
 
-def test_trust_records_a_binary_s_real_path_and_sha256_without_touching_other_bytes(
-    instance: Instance,
-) -> None:
-    # function: needs the scratch path in argv and the policy file afterwards
-    policy, tool = _setup(instance)
-    out = _trust(instance, tool)
-    real = str(tool.resolve())
-    assert real in out, out
-    assert _hashes(policy) == {real: _sha(tool)}
-    # Spliced in: every byte after the opening brace is still there, as written.
-    assert policy.read_text().endswith(POLICY[1:]), policy.read_text()
+def _policy_hashes(instance: Instance) -> dict[str, str]:
+    """The policy's trusted_binaries.hashes, the workspace path read as ``[WORK]``."""
+    hashes = _hashes(instance.work / ".contenox" / "hitl-policy-mine.json")
+    return {k.replace(str(instance.work), "[WORK]"): v for k, v in hashes.items()}
 
 
+def _untouched(instance: Instance) -> bool:
+    """Whether every byte of the policy after its opening brace is still as written."""
+    return (instance.work / ".contenox" / "hitl-policy-mine.json").read_text().endswith(POLICY[1:])
+
+
+def _text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_MYTOOL = "{work}/bin/mytool"
+# The policy and an executable ``bin/mytool``, both in the workspace.
+_SETUP = (
+    write(".contenox/hitl-policy-mine.json", POLICY),
+    edit("bin/mytool", append=TOOL, executable=True),
+)
+
+
+def _trusts(*args: str, **expect: Any) -> Step:
+    return step("hitl", "trust", "--policy", "hitl-policy-mine.json", *args, **expect)
+
+
+def _hashes_are(expected: dict[str, str]) -> Probe:
+    return probe("trusted_binaries.hashes", _policy_hashes, expect=expected)
+
+
+RECORDS_PATH_AND_HASH = Case(
+    name="trust records a binary's real path and sha256 without touching other bytes",
+    steps=[
+        *_SETUP,
+        _trusts(_MYTOOL, stdout_has=[_MYTOOL]),
+        _hashes_are({"[WORK]/bin/mytool": _text_sha(TOOL)}),
+        # Spliced in: every byte after the opening brace is still there, as written.
+        probe("the policy's own bytes untouched", _untouched, expect=True),
+    ],
+)
+
+
+# function: puts a symlink on PATH (no step makes one)
 def test_trust_resolves_a_bare_name_on_path_through_symlinks_to_the_real_file(
     instance: Instance,
 ) -> None:
-    # function: needs a PATH holding a symlink in the scratch root
     policy, tool = _setup(instance)
     links = instance.work / "links"
     links.mkdir()
@@ -79,8 +114,8 @@ def test_trust_resolves_a_bare_name_on_path_through_symlinks_to_the_real_file(
     assert _hashes(policy) == {str(tool.resolve()): _sha(tool)}
 
 
+# function: compares the policy file with its text before the listing
 def test_trust_list_shows_each_declaration_and_changes_nothing(instance: Instance) -> None:
-    # function: needs the scratch path in argv and the policy file afterwards
     policy, tool = _setup(instance)
     _trust(instance, tool)
     before = policy.read_text()
@@ -89,22 +124,24 @@ def test_trust_list_shows_each_declaration_and_changes_nothing(instance: Instanc
     assert policy.read_text() == before
 
 
-def test_trust_refresh_rewrites_the_hash_of_an_upgraded_binary(instance: Instance) -> None:
-    # function: needs the binary changed between two commands
-    policy, tool = _setup(instance)
-    _trust(instance, tool)
-    tool.write_text(TOOL + "echo upgraded\n")
-    assert _hashes(policy)[str(tool.resolve())] != _sha(tool)
-    _trust(instance, "--refresh")
-    assert _hashes(policy) == {str(tool.resolve()): _sha(tool)}
+_UPGRADED = TOOL + "echo upgraded\n"
 
+REFRESH = Case(
+    name="trust refresh rewrites the hash of an upgraded binary",
+    steps=[
+        *_SETUP,
+        _trusts(_MYTOOL),
+        edit("bin/mytool", append="echo upgraded\n"),
+        _hashes_are({"[WORK]/bin/mytool": _text_sha(TOOL)}),
+        _trusts("--refresh"),
+        _hashes_are({"[WORK]/bin/mytool": _text_sha(_UPGRADED)}),
+    ],
+)
 
-def test_trust_remove_drops_a_declaration(instance: Instance) -> None:
-    # function: needs the scratch path in argv and the policy file afterwards
-    policy, tool = _setup(instance)
-    _trust(instance, tool)
-    _trust(instance, "--remove", tool)
-    assert _hashes(policy) == {}
+REMOVE = Case(
+    name="trust remove drops a declaration",
+    steps=[*_SETUP, _trusts(_MYTOOL), _trusts("--remove", _MYTOOL), _hashes_are({})],
+)
 
 
 TRUST_REFUSES_A_RENDER = Case(
@@ -149,6 +186,7 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
     raise AssertionError(f"run {rid} recorded no tool result")
 
 
+# function: two runs around a `hitl trust`, each read for its own tool result
 @pytest.mark.parametrize(
     "where",
     [
@@ -175,7 +213,6 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
 def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_refused(
     instance: Instance, where: str
 ) -> None:
-    # function: needs two runs around a `hitl trust`, and their tool results
     # The policy allows `ls` by prefix. Unpinned, `ls` runs; once any binary
     # (here bin/mytool) is declared, `ls` — declared nowhere — is refused.
     _, tool = _setup(instance)
@@ -212,6 +249,7 @@ def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_re
     assert "denied" in pinned.lower(), pinned
 
 
+# function: two runs with different PATHs, each read for its own tool result
 @pytest.mark.no_transcript(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
@@ -219,7 +257,6 @@ def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_re
 def test_a_substituted_binary_is_refused_instead_of_inheriting_the_allow(
     instance: Instance,
 ) -> None:
-    # function: needs runs with different PATHs, and their tool results
     # `ls` is allowed by prefix and pinned to the real ls. A run whose PATH
     # puts a planted `ls` first must be refused; the control run is not.
     instance.init()

@@ -16,9 +16,9 @@ terminal, so the ACP cases read what the editor's terminal printed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-
-import pytest
+from typing import Any
 
 from harness import (
     Case,
@@ -26,14 +26,22 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    await_ask,
+    background,
     defect,
+    group,
     mission_finish,
     open_acp,
+    probe,
+    prompt,
+    respond,
     route,
     step,
+    wait,
+    write,
 )
-from harness.probes import approve, await_approval, session_records, transcript
-from harness.process import start_contenox
+from harness.case import Action, Probe
+from harness.probes import session_records, transcript
 
 # A hand-written policy that lets every call through, so a case about the
 # environment is not also a case about the gate. Named through --policy.
@@ -60,12 +68,6 @@ PRINT_ENV = Script(
 _SHELL_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 
 
-def _setup(instance: Instance, policy: str = OPEN_POLICY) -> None:
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-envcheck.json").write_text(policy)
-    instance.use_script(PRINT_ENV)
-
-
 def _printed_env(instance: Instance) -> dict[str, str]:
     """What the unit's ``env`` call printed, read back from its session transcript."""
     [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
@@ -85,14 +87,44 @@ def _printed_env(instance: Instance) -> dict[str, str]:
     return env
 
 
-def _shell_env_under_run(instance: Instance, env: Mapping[str, str]) -> dict[str, str]:
-    """Run one mission whose shell prints ``env``, with ``env`` set on contenox."""
-    _setup(instance)
-    instance.must(
-        "run", "--policy", "envcheck", "--timeout", "90s", "print the environment", env=env
-    )
-    return _printed_env(instance)
+def _shell_sees(*names: str, expect: Mapping[str, str | None]) -> Probe:
+    """The run shell's value of each of ``names`` (None: absent) must be ``expect``."""
 
+    def read(instance: Instance) -> dict[str, str | None]:
+        seen = _printed_env(instance)
+        return {name: seen.get(name) for name in names}
+
+    return probe("the run shell's " + ", ".join(names), read, expect=dict(expect))
+
+
+def _absent(*names: str) -> dict[str, None]:
+    return dict.fromkeys(names)
+
+
+_RUN_ENV = ("run", "--policy", "envcheck", "--timeout", "90s", "print the environment")
+
+
+def _env_case(name: str, env: Mapping[str, str], *checks: Action, **case: Any) -> Case:
+    """One mission under the open policy whose shell prints ``env``, ``env`` set on contenox."""
+    before = case.pop("before", ())
+    return Case(
+        name=name,
+        script=PRINT_ENV,
+        steps=[
+            write("hitl-policy-envcheck.json", OPEN_POLICY, home=True),
+            *before,
+            step(*_RUN_ENV, env=dict(env)),
+            *checks,
+        ],
+        # no transcript: the closing turn after mission_finish is served only sometimes
+        snapshot=False,
+        **case,
+    )
+
+
+# The Cases below keep the transcript opt-out (snapshot=False) of the functions
+# they were: they read the session of a run whose closing turn after
+# mission_finish is served only sometimes, so that state differs from run to run.
 
 CREDENTIALS = {
     "CONTENOX_PROBE": "control-plane",
@@ -105,102 +137,81 @@ CREDENTIALS = {
 }
 TOOLCHAIN = {"GOCACHE": "/probe/go-cache", "PROBE_PLAIN": "plain-value"}
 
-
-# function: needs capture (the shell's output, read back from the session)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+DEFAULT_SCRUB = _env_case(
+    "by default a run shell keeps the toolchain and loses every credential shape",
+    {**CREDENTIALS, **TOOLCHAIN},
+    _shell_sees(*TOOLCHAIN, *CREDENTIALS, expect={**TOOLCHAIN, **_absent(*CREDENTIALS)}),
 )
-def test_by_default_a_run_shell_keeps_the_toolchain_and_loses_every_credential_shape(
-    instance: Instance,
-) -> None:
-    seen = _shell_env_under_run(instance, {**CREDENTIALS, **TOOLCHAIN})
-    assert {k: seen.get(k) for k in TOOLCHAIN} == TOOLCHAIN
-    leaked = sorted(k for k in CREDENTIALS if k in seen)
-    assert leaked == [], f"credentials reached the shell: {leaked}"
 
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_the_scrubbed_shell_keeps_the_operator_s_home_and_path(instance: Instance) -> None:
-    seen = _shell_env_under_run(instance, {})
-    assert seen.get("HOME") == str(instance.home)
-    assert seen.get("PATH") == instance.env()["PATH"]
-
-
-# function: needs capture
-@defect(
-    "under the default deny-secrets scrub, a `run` unit's local_shell `env` lacks DATABASE_URL, "
-    "GITHUB_PAT, PGPASSWORD and NPM_CONFIG_AUTH, none of which matches a listed shape "
-    "(`contenox sandbox env` with the same variables drops them too). environment.md: "
-    "'deny-secrets | Everything except the control plane (CONTENOX_*), the common credential "
-    "shapes, and anything in SANDBOX_ENV_DENY', the shapes listed as CONTENOX_* *_TOKEN *_KEY "
-    "*_SECRET *_PASSWORD *_PASSWD *_CREDENTIALS; the page's own example of a variable a task "
-    "needs is a DATABASE_URL."
-)
-def test_deny_secrets_keeps_every_variable_that_matches_no_listed_credential_shape(
-    instance: Instance,
-) -> None:
-    unlisted = {
-        "DATABASE_URL": "postgres://probe/app",
-        "GITHUB_PAT": "pat-probe",
-        "PGPASSWORD": "pg-probe",
-        "NPM_CONFIG_AUTH": "npm-probe",
+def _home_and_path(instance: Instance) -> dict[str, bool]:
+    seen = _printed_env(instance)
+    return {
+        "HOME is the operator's": seen.get("HOME") == str(instance.home),
+        "PATH is contenox's": seen.get("PATH") == instance.env()["PATH"],
     }
-    seen = _shell_env_under_run(instance, unlisted)
-    assert {k: seen.get(k) for k in unlisted} == unlisted
 
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+HOME_AND_PATH = _env_case(
+    "the scrubbed shell keeps the operator's home and path",
+    {},
+    probe(
+        "the run shell's HOME and PATH",
+        _home_and_path,
+        expect={"HOME is the operator's": True, "PATH is contenox's": True},
+    ),
 )
-def test_scrub_off_hands_the_shell_the_whole_environment_credentials_included(
-    instance: Instance,
-) -> None:
-    seen = _shell_env_under_run(
-        instance, {**CREDENTIALS, **TOOLCHAIN, "SANDBOX_SHELL_SCRUB": "off"}
-    )
-    wanted = {**CREDENTIALS, **TOOLCHAIN}
-    assert {k: seen.get(k) for k in wanted} == wanted
 
+_UNLISTED = {
+    "DATABASE_URL": "postgres://probe/app",
+    "GITHUB_PAT": "pat-probe",
+    "PGPASSWORD": "pg-probe",
+    "NPM_CONFIG_AUTH": "npm-probe",
+}
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+UNLISTED_SHAPES = _env_case(
+    "deny-secrets keeps every variable that matches no listed credential shape",
+    _UNLISTED,
+    _shell_sees(*_UNLISTED, expect=_UNLISTED),
+    defect=(
+        "under the default deny-secrets scrub, a `run` unit's local_shell `env` lacks "
+        "DATABASE_URL, GITHUB_PAT, PGPASSWORD and NPM_CONFIG_AUTH, none of which matches a "
+        "listed shape (`contenox sandbox env` with the same variables drops them too). "
+        "environment.md: 'deny-secrets | Everything except the control plane (CONTENOX_*), the "
+        "common credential shapes, and anything in SANDBOX_ENV_DENY', the shapes listed as "
+        "CONTENOX_* *_TOKEN *_KEY *_SECRET *_PASSWORD *_PASSWD *_CREDENTIALS; the page's own "
+        "example of a variable a task needs is a DATABASE_URL."
+    ),
 )
-def test_sandbox_env_deny_drops_a_named_variable_and_a_suffix_glob(instance: Instance) -> None:
-    seen = _shell_env_under_run(
-        instance,
-        {
-            **TOOLCHAIN,
-            "INTERNAL_URL": "http://probe",
-            "SERVICE_URL": "http://probe2",
-            "SANDBOX_ENV_DENY": "GOCACHE, *_URL",
-        },
-    )
-    assert "GOCACHE" not in seen and "INTERNAL_URL" not in seen and "SERVICE_URL" not in seen
-    assert seen.get("PROBE_PLAIN") == "plain-value"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+SCRUB_OFF = _env_case(
+    "scrub off hands the shell the whole environment credentials included",
+    {**CREDENTIALS, **TOOLCHAIN, "SANDBOX_SHELL_SCRUB": "off"},
+    _shell_sees(*CREDENTIALS, *TOOLCHAIN, expect={**CREDENTIALS, **TOOLCHAIN}),
 )
-def test_in_deny_secrets_sandbox_env_allow_cannot_re_permit_a_credential(
-    instance: Instance,
-) -> None:
-    seen = _shell_env_under_run(
-        instance, {"DEPLOY_TOKEN": "tok-probe", "SANDBOX_ENV_ALLOW": "DEPLOY_TOKEN"}
-    )
-    assert "DEPLOY_TOKEN" not in seen
 
+ENV_DENY = _env_case(
+    "sandbox env deny drops a named variable and a suffix glob",
+    {
+        **TOOLCHAIN,
+        "INTERNAL_URL": "http://probe",
+        "SERVICE_URL": "http://probe2",
+        "SANDBOX_ENV_DENY": "GOCACHE, *_URL",
+    },
+    _shell_sees(
+        "GOCACHE",
+        "INTERNAL_URL",
+        "SERVICE_URL",
+        "PROBE_PLAIN",
+        expect={**_absent("GOCACHE", "INTERNAL_URL", "SERVICE_URL"), "PROBE_PLAIN": "plain-value"},
+    ),
+)
+
+ALLOW_CANNOT_REPERMIT = _env_case(
+    "in deny-secrets sandbox env allow cannot re-permit a credential",
+    {"DEPLOY_TOKEN": "tok-probe", "SANDBOX_ENV_ALLOW": "DEPLOY_TOKEN"},
+    _shell_sees("DEPLOY_TOKEN", expect=_absent("DEPLOY_TOKEN")),
+)
 
 STRICT_BASE = {
     "PATH",
@@ -215,189 +226,197 @@ STRICT_BASE = {
     "SHELL",
 }
 
+_STRICT_PROBES = {name: f"probe-{name.lower()}" for name in STRICT_BASE - {"PATH", "TMPDIR"}}
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+
+def _outside_strict(instance: Instance) -> list[str]:
+    """Names the strict shell got beyond the base set, LC_*, the allow list and its own."""
+    seen = set(_printed_env(instance))
+    extra = sorted(seen - STRICT_BASE - {"LC_PROBE", "DEPLOY_TOKEN"} - _SHELL_OWN)
+    return [name for name in extra if not name.startswith("LC_")]
+
+
+STRICT = _env_case(
+    "strict hands the shell only the safe base set and what allow names",
+    {
+        **_STRICT_PROBES,
+        **TOOLCHAIN,
+        "LC_PROBE": "lc",
+        "DEPLOY_TOKEN": "tok-probe",
+        "CONTENOX_PROBE": "control-plane",
+        "SANDBOX_SHELL_SCRUB": "strict",
+        # A named credential is re-permitted; the control plane never is.
+        "SANDBOX_ENV_ALLOW": "DEPLOY_TOKEN,CONTENOX_PROBE",
+    },
+    # LC_* is in the safe base set.
+    _shell_sees(
+        *sorted(_STRICT_PROBES),
+        "LC_PROBE",
+        "DEPLOY_TOKEN",
+        expect={**_STRICT_PROBES, "LC_PROBE": "lc", "DEPLOY_TOKEN": "tok-probe"},
+    ),
+    probe("names outside the base set and the allow list", _outside_strict, expect=[]),
 )
-def test_strict_hands_the_shell_only_the_safe_base_set_and_what_allow_names(
-    instance: Instance,
-) -> None:
-    base = {name: f"probe-{name.lower()}" for name in STRICT_BASE - {"PATH", "TMPDIR"}}
-    seen = _shell_env_under_run(
-        instance,
-        {
-            **base,
-            **TOOLCHAIN,
-            "LC_PROBE": "lc",
-            "DEPLOY_TOKEN": "tok-probe",
-            "CONTENOX_PROBE": "control-plane",
-            "SANDBOX_SHELL_SCRUB": "strict",
-            # A named credential is re-permitted; the control plane never is.
-            "SANDBOX_ENV_ALLOW": "DEPLOY_TOKEN,CONTENOX_PROBE",
-        },
-    )
-    assert {k: seen.get(k) for k in base} == base
-    assert seen.get("LC_PROBE") == "lc", "LC_* is in the safe base set"
-    assert seen.get("DEPLOY_TOKEN") == "tok-probe"
-    extra = sorted(set(seen) - STRICT_BASE - {"LC_PROBE", "DEPLOY_TOKEN"} - _SHELL_OWN)
-    extra = [name for name in extra if not name.startswith("LC_")]
-    assert extra == [], f"strict let through names outside the base set and the allow list: {extra}"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+STRICT_DENY = _env_case(
+    "strict drops a base variable sandbox env deny names",
+    {"TZ": "UTC", "LANG": "C.UTF-8", "SANDBOX_SHELL_SCRUB": "strict", "SANDBOX_ENV_DENY": "TZ"},
+    _shell_sees("TZ", "LANG", expect={"TZ": None, "LANG": "C.UTF-8"}),
 )
-def test_strict_drops_a_base_variable_sandbox_env_deny_names(instance: Instance) -> None:
-    seen = _shell_env_under_run(
-        instance,
-        {"TZ": "UTC", "LANG": "C.UTF-8", "SANDBOX_SHELL_SCRUB": "strict", "SANDBOX_ENV_DENY": "TZ"},
-    )
-    assert "TZ" not in seen
-    assert seen.get("LANG") == "C.UTF-8"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+# A prefix glob admits both PROBE_ names; a lower-case name admits nothing.
+CASE_SENSITIVE_GLOBS = _env_case(
+    "allow and deny globs match case sensitively",
+    {
+        "GOCACHE": "/probe",
+        "PROBE_ONE": "1",
+        "PROBE_TWO": "2",
+        "SANDBOX_SHELL_SCRUB": "strict",
+        "SANDBOX_ENV_ALLOW": "PROBE_* gocache",
+    },
+    _shell_sees(
+        "PROBE_ONE",
+        "PROBE_TWO",
+        "GOCACHE",
+        expect={"PROBE_ONE": "1", "PROBE_TWO": "2", "GOCACHE": None},
+    ),
 )
-def test_allow_and_deny_globs_match_case_sensitively(instance: Instance) -> None:
-    seen = _shell_env_under_run(
-        instance,
-        {
-            "GOCACHE": "/probe",
-            "PROBE_ONE": "1",
-            "PROBE_TWO": "2",
-            "SANDBOX_SHELL_SCRUB": "strict",
-            # A prefix glob admits both PROBE_ names; a lower-case name admits nothing.
-            "SANDBOX_ENV_ALLOW": "PROBE_* gocache",
-        },
-    )
-    assert (seen.get("PROBE_ONE"), seen.get("PROBE_TWO")) == ("1", "2")
-    assert "GOCACHE" not in seen
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+INJECTED_WINS = _env_case(
+    "an injected variable reaches the shell and wins over the inherited value",
+    {"PROBE_PLAIN": "inherited"},
+    _shell_sees(
+        "PROBE_PLAIN",
+        "DATABASE_DSN",
+        expect={"PROBE_PLAIN": "injected", "DATABASE_DSN": "postgres://probe/app"},
+    ),
+    before=[step("shell-env", "set", "PROBE_PLAIN=injected", "DATABASE_DSN=postgres://probe/app")],
 )
-def test_an_injected_variable_reaches_the_shell_and_wins_over_the_inherited_value(
-    instance: Instance,
-) -> None:
-    instance.must("shell-env", "set", "PROBE_PLAIN=injected", "DATABASE_DSN=postgres://probe/app")
-    seen = _shell_env_under_run(instance, {"PROBE_PLAIN": "inherited"})
-    assert seen.get("PROBE_PLAIN") == "injected"
-    assert seen.get("DATABASE_DSN") == "postgres://probe/app"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+INJECTED_SCRUB_OFF = _env_case(
+    "an injected variable applies even with the scrub off",
+    {"SANDBOX_SHELL_SCRUB": "off"},
+    _shell_sees("PROBE_INJECTED", expect={"PROBE_INJECTED": "on-top"}),
+    before=[step("shell-env", "set", "PROBE_INJECTED=on-top")],
 )
-def test_an_injected_variable_applies_even_with_the_scrub_off(instance: Instance) -> None:
-    instance.must("shell-env", "set", "PROBE_INJECTED=on-top")
-    seen = _shell_env_under_run(instance, {"SANDBOX_SHELL_SCRUB": "off"})
-    assert seen.get("PROBE_INJECTED") == "on-top"
 
-
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+INJECTED_OVER_SCRUB = _env_case(
+    "an injected value wins even where the scrub strips the name",
+    {"DEPLOY_TOKEN": "inherited-secret"},
+    _shell_sees("DEPLOY_TOKEN", expect={"DEPLOY_TOKEN": "set-by-operator"}),
+    before=[step("shell-env", "set", "DEPLOY_TOKEN=set-by-operator")],
 )
-def test_an_injected_value_wins_even_where_the_scrub_strips_the_name(instance: Instance) -> None:
-    instance.must("shell-env", "set", "DEPLOY_TOKEN=set-by-operator")
-    seen = _shell_env_under_run(instance, {"DEPLOY_TOKEN": "inherited-secret"})
-    assert seen.get("DEPLOY_TOKEN") == "set-by-operator"
 
-
-# function: needs background (an edit made while the unit that spawns the shell is alive)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+LIVE_EDIT = Case(
+    name="an edit to shell-env applies to the next shell without a restart",
+    script=PRINT_ENV,
+    steps=[
+        write("hitl-policy-envcheck.json", ASKING_POLICY, home=True),
+        background("run", *_RUN_ENV),
+        await_ask("ask", tool="local_shell.local_shell", timeout=60),
+        # The unit is already running and its shell not yet spawned.
+        step("shell-env", "set", "PROBE_LIVE=edited-mid-run"),
+        respond("ask", "approve"),
+        wait("run"),
+        _shell_sees("PROBE_LIVE", expect={"PROBE_LIVE": "edited-mid-run"}),
+    ],
+    # no transcript: the closing turn after mission_finish is served only sometimes
+    snapshot=False,
 )
-def test_an_edit_to_shell_env_applies_to_the_next_shell_without_a_restart(
-    instance: Instance,
-) -> None:
-    _setup(instance, ASKING_POLICY)
-    run = start_contenox(
-        instance, "run", "--policy", "envcheck", "--timeout", "90s", "print the environment"
-    )
-    ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
-    # The unit is already running and its shell not yet spawned.
-    instance.must("shell-env", "set", "PROBE_LIVE=edited-mid-run")
-    approve(instance, ask.id)
-    run.wait(timeout=90).assert_success()
-    assert _printed_env(instance).get("PROBE_LIVE") == "edited-mid-run"
 
 
-# function: needs capture
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_sandbox_env_previews_exactly_the_names_a_run_shell_receives(instance: Instance) -> None:
-    env = {**CREDENTIALS, **TOOLCHAIN, "SANDBOX_ENV_DENY": "PROBE_PLAIN"}
-    instance.must("shell-env", "set", "PROBE_INJECTED=x")
-    preview = instance.must("sandbox", "env", env=env)
+def _preview_against_shell(instance: Instance, preview: str) -> dict[str, list[str]]:
+    """The names only the ``sandbox env`` preview lists, and those only the run shell got."""
     previewed = {
-        line for line in preview.stdout.splitlines() if line and not line.startswith("#")
+        line for line in preview.splitlines() if line and not line.startswith("#")
     } - _SHELL_OWN
-    seen = set(_shell_env_under_run(instance, env)) - _SHELL_OWN
-    assert previewed == seen, (
-        f"only in the preview: {sorted(previewed - seen)}; "
-        f"only in the shell: {sorted(seen - previewed)}"
-    )
+    seen = set(_printed_env(instance)) - _SHELL_OWN
+    return {
+        "only in the preview": sorted(previewed - seen),
+        "only in the shell": sorted(seen - previewed),
+    }
 
 
-# function: needs capture (stdout checked against values set in the env)
-def test_sandbox_env_prints_names_and_withholds_every_value(instance: Instance) -> None:
-    result = instance.must(
-        "sandbox", "env", env={"PROBE_PLAIN": "value-must-not-print", "SANDBOX_SHELL_SCRUB": "off"}
-    )
-    assert "PROBE_PLAIN" in result.stdout.splitlines()
-    assert "value-must-not-print" not in result.stdout + result.stderr
+_PREVIEWED = {**CREDENTIALS, **TOOLCHAIN, "SANDBOX_ENV_DENY": "PROBE_PLAIN"}
+
+PREVIEW_MATCHES = _env_case(
+    "sandbox env previews exactly the names a run shell receives",
+    _PREVIEWED,
+    probe(
+        "the preview against the run shell",
+        _preview_against_shell,
+        "{preview}",
+        expect={"only in the preview": [], "only in the shell": []},
+    ),
+    before=[
+        step("shell-env", "set", "PROBE_INJECTED=x"),
+        step("sandbox", "env", env=_PREVIEWED, capture={"preview": group(r"(?s)(.*)")}),
+    ],
+)
 
 
-# function: needs capture
-def test_sandbox_env_defaults_to_the_deny_secrets_agent_shell_policy(instance: Instance) -> None:
-    result = instance.must("sandbox", "env", env={**CREDENTIALS, **TOOLCHAIN})
-    names = result.stdout.splitlines()
-    assert "deny-secrets" in result.stdout
-    assert "GOCACHE" in names and "PROBE_PLAIN" in names
-    assert [k for k in CREDENTIALS if k in names] == []
+def _names(*names: str) -> list[re.Pattern[str]]:
+    """Each name alone on a line, as ``sandbox env`` lists it."""
+    return [re.compile(rf"(?m)^{re.escape(name)}$") for name in names]
 
 
-# function: needs capture
-def test_sandbox_env_terminal_shows_the_terminal_policy_which_defaults_to_off(
-    instance: Instance,
-) -> None:
-    result = instance.must("sandbox", "env", "--terminal", env={**CREDENTIALS})
-    names = result.stdout.splitlines()
-    assert "scrub mode: off" in result.stdout
-    assert [k for k in CREDENTIALS if k not in names] == []
+SANDBOX_ENV_NO_VALUES = Case(
+    name="sandbox env prints names and withholds every value",
+    init=False,
+    steps=[
+        step(
+            "sandbox",
+            "env",
+            env={"PROBE_PLAIN": "value-must-not-print", "SANDBOX_SHELL_SCRUB": "off"},
+            stdout_has=_names("PROBE_PLAIN"),
+            stdout_lacks=["value-must-not-print"],
+            stderr_lacks=["value-must-not-print"],
+        )
+    ],
+)
 
+SANDBOX_ENV_DEFAULT = Case(
+    name="sandbox env defaults to the deny-secrets agent shell policy",
+    init=False,
+    steps=[
+        step(
+            "sandbox",
+            "env",
+            env={**CREDENTIALS, **TOOLCHAIN},
+            stdout_has=["deny-secrets", *_names("GOCACHE", "PROBE_PLAIN")],
+            stdout_lacks=_names(*CREDENTIALS),
+        )
+    ],
+)
 
-# function: needs capture
-def test_sandbox_terminal_scrub_deny_secrets_strips_the_terminal_preview(
-    instance: Instance,
-) -> None:
-    result = instance.must(
-        "sandbox",
-        "env",
-        "--terminal",
-        env={**CREDENTIALS, **TOOLCHAIN, "SANDBOX_TERMINAL_SCRUB": "deny-secrets"},
-    )
-    names = result.stdout.splitlines()
-    assert "scrub mode: deny-secrets" in result.stdout
-    assert [k for k in CREDENTIALS if k in names] == []
-    assert "GOCACHE" in names
+SANDBOX_ENV_TERMINAL = Case(
+    name="sandbox env terminal shows the terminal policy which defaults to off",
+    init=False,
+    steps=[
+        step(
+            "sandbox",
+            "env",
+            "--terminal",
+            env=dict(CREDENTIALS),
+            stdout_has=["scrub mode: off", *_names(*CREDENTIALS)],
+        )
+    ],
+)
+
+SANDBOX_TERMINAL_SCRUB = Case(
+    name="sandbox terminal scrub deny-secrets strips the terminal preview",
+    init=False,
+    steps=[
+        step(
+            "sandbox",
+            "env",
+            "--terminal",
+            env={**CREDENTIALS, **TOOLCHAIN, "SANDBOX_TERMINAL_SCRUB": "deny-secrets"},
+            stdout_has=["scrub mode: deny-secrets", *_names("GOCACHE")],
+            stdout_lacks=_names(*CREDENTIALS),
+        )
+    ],
+)
 
 
 # --- acp
@@ -428,7 +447,7 @@ def _acp_shell_env(instance: Instance, env: Mapping[str, str]) -> dict[str, str]
     return printed
 
 
-# function: needs acp
+# function: sets the editor's environment too (open_acp env=), which prompt() cannot
 @defect(
     "a scripted local_shell `env` over `contenox acp`, with DEPLOY_TOKEN, STRIPE_SECRET_KEY, "
     "DB_PASSWORD, CONTENOX_PROBE and three more credential shapes set on contenox and the "
@@ -445,19 +464,26 @@ def test_over_acp_the_forwarded_shell_is_scrubbed_of_credentials(instance: Insta
     assert leaked == [], f"credentials reached the editor's shell: {leaked}"
 
 
-# function: needs acp
-@defect(
-    "after `contenox shell-env set PROBE_INJECTED=on-top`, a scripted local_shell `env` over "
-    "`contenox acp` printed no PROBE_INJECTED: the terminal/create request carries no env at "
-    "all. contenox-cli.md `contenox shell-env`: 'the global environment variables contenox "
-    "injects into the shells it spawns (local_shell, forwarded to the connected client's "
-    "terminal) … so an injected value always wins'."
+ACP_INJECTED = Case(
+    name="over acp an injected variable reaches the forwarded shell",
+    script=ACP_PRINT_ENV,
+    steps=[
+        step("shell-env", "set", "PROBE_INJECTED=on-top"),
+        prompt(
+            "print the environment",
+            permission="allow",
+            terminal_commands=["env"],
+            tool_output_has=["PROBE_INJECTED=on-top"],
+        ),
+    ],
+    defect=(
+        "after `contenox shell-env set PROBE_INJECTED=on-top`, a scripted local_shell `env` over "
+        "`contenox acp` printed no PROBE_INJECTED: the terminal/create request carries no env at "
+        "all. contenox-cli.md `contenox shell-env`: 'the global environment variables contenox "
+        "injects into the shells it spawns (local_shell, forwarded to the connected client's "
+        "terminal) … so an injected value always wins'."
+    ),
 )
-def test_over_acp_an_injected_variable_reaches_the_forwarded_shell(instance: Instance) -> None:
-    instance.init()
-    instance.must("shell-env", "set", "PROBE_INJECTED=on-top")
-    seen = _acp_shell_env(instance, {})
-    assert seen.get("PROBE_INJECTED") == "on-top"
 
 
 # --- shell-env verbs
@@ -500,7 +526,7 @@ SHELL_ENV_REFUSES_A_NAME_WITHOUT_VALUE = Case(
 )
 
 
-# function: needs another cwd
+# function: runs a command from another directory (a step always runs in the workspace)
 def test_an_injected_variable_is_global_a_second_workspace_lists_it_too(
     instance: Instance,
 ) -> None:

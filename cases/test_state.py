@@ -137,21 +137,38 @@ THE_RUN_AGENT_IS_SENT_THE_TASK_ENGINE_PROMPT = Case(
 )
 
 
-def test_state_show_marks_the_step_that_failed_error_with_its_cause(instance: Instance) -> None:
-    # A dialog one turn short: the second model turn finds the script exhausted.
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[Turn(text="Filing.", tool_calls=[mission_report("result", "one turn short")])],
-            runs_past_end=True,
-        )
+def _first_three_steps(instance: Instance) -> list[tuple[str, str]]:
+    """The first three steps of the captured run, as (task, status)."""
+    return [(st.task, st.status) for st in captured_steps(instance, the_captured_run(instance))[:3]]
+
+
+def _failed_as_documented(steps: list[tuple[str, str]]) -> bool:
+    (task, status) = steps[2]
+    return (
+        steps[:2] == [("run-agent", "OK"), ("run-tools", "OK")]
+        and task == "run-agent"
+        and status.startswith("ERROR: ")
+        and "is exhausted" in status
     )
-    instance.contenox("run", "--policy", "run", "--timeout", "60s", "report")
 
-    steps = captured_steps(instance, the_captured_run(instance))
 
-    assert [(s.task, s.status) for s in steps[:2]] == [("run-agent", "OK"), ("run-tools", "OK")]
-    failed = steps[2]
-    assert failed.task == "run-agent", steps
-    assert failed.status.startswith("ERROR: "), failed
-    assert "is exhausted" in failed.status, failed
+# A dialog one turn short: the second model turn finds the script exhausted.
+STATE_SHOW_MARKS_THE_FAILED_STEP = Case(
+    name="state show marks the step that failed error with its cause",
+    script=Script(
+        turns=[Turn(text="Filing.", tool_calls=[mission_report("result", "one turn short")])],
+        runs_past_end=True,
+    ),
+    steps=[
+        step("run", "--policy", "run", "--timeout", "60s", "report", exit_code=None),
+        probe(
+            "first three steps",
+            _first_three_steps,
+            expect=satisfies(
+                _failed_as_documented,
+                "run-agent OK, run-tools OK, then run-agent 'ERROR: …' saying the script is "
+                "exhausted",
+            ),
+        ),
+    ],
+)

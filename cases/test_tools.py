@@ -15,12 +15,28 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, probes, step
+from dialogs import workspace_file
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    defect,
+    edit,
+    mission_finish,
+    probe,
+    probes,
+    step,
+    write,
+)
+from harness.case import Action, Edit, Probe
 from harness.servers import McpServer, read_mcp_records, stdio_command
 from harness.servers.wiring import (
     OPEN_ENVELOPE,
@@ -65,41 +81,6 @@ def _chain(tools: Any = ABSENT, system: str = MANIFEST) -> dict[str, Any]:
     }
 
 
-def _fire_chain(instance: Instance, chain: dict[str, Any], *calls: ToolCall) -> McpServer:
-    """init, the open envelope, `rec` over HTTP, then fire the chain; returns the server.
-
-    `rec` is the harness's HTTP server, already listening when contenox starts: a
-    stdio server still importing its SDK when the task starts is callable, but the
-    `{{tools}}` manifest rendered at that moment can miss it (seen: `{}`).
-
-    The chain is a chain-agent file in the workspace, fired with `mission fire`. It has
-    no mission_finish, so after its first run the drive loop prompts it again and the
-    dialog runs out: the cases read the first captured run only.
-    """
-    instance.init()
-    open_envelope(instance)
-    record = instance.tmp / "rec.jsonl"
-    command, args = stdio_command(record)
-    instance.must(
-        "mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args)
-    )
-    instance.write(f".contenox/chain-agent-{chain['id']}.json", json.dumps(chain, indent=2))
-    turns: list[Turn | str] = [Turn(text="Calling.", tool_calls=list(calls))] if calls else []
-    instance.use_script(Script(turns=[*turns, "Done."], runs_past_end=True))
-    instance.contenox(
-        "mission",
-        "fire",
-        chain["id"],
-        "go",
-        "--wait",
-        "--policy",
-        OPEN_ENVELOPE,
-        "--timeout",
-        "60s",
-    )
-    return record
-
-
 def _first_run(instance: Instance) -> str:
     runs = probes.captured_requests(instance)
     assert runs, "the chain never ran: `contenox state list` is empty"
@@ -111,178 +92,239 @@ def _called(server: McpServer | Path) -> list[str]:
     return [r.tool or "" for r in records if r.method == "tools/call"]
 
 
-# ---------------------------------------------------------------- the allowlist
-
-
-@pytest.mark.parametrize("tools", [ABSENT, None, []], ids=["absent", "null", "empty"])
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
-def test_a_task_without_an_allowlist_or_with_an_empty_one_offers_no_tools(
-    instance: Instance, tools: Any
-) -> None:
-    # function: needs a server record read after the run
-    record = _fire_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
-
-    assert offered_roster(instance, _first_run(instance)) == {}
-    assert "tool add not found" in model_view(instance)
-    assert _called(record) == []
-
-
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
-def test_a_named_allowlist_offers_only_the_named_toolsets(instance: Instance) -> None:
-    # function: needs a server record read after the run
-    record = _fire_chain(
-        instance,
-        _chain(["rec"]),
-        ToolCall("add", {"a": 1, "b": 2}),
-        ToolCall("echo", {"text": "x"}),
-    )
-
-    # Only `rec` may be in the manifest. Whether it is there at all varies from run to
-    # run (a connected MCP server is sometimes missing from `{{tools}}`: one chain
-    # fired twice against the same warm server listed it once and omitted it once),
-    # so the call and the refusal are what prove the allowlist.
-    assert set(offered_roster(instance, _first_run(instance))) <= {"rec"}
-    assert _called(record) == ["add"]
-    assert "tool echo not found" in model_view(instance)
-
-
-def test_a_star_allowlist_offers_every_connected_toolset_namespaced_ones_included(
-    instance: Instance,
-) -> None:
-    # function: needs a server record read after the run
-    record = _fire_chain(instance, _chain(["*"]), ToolCall("add", {"a": 1, "b": 2}))
-
-    roster = offered_roster(instance, _first_run(instance))
-    # `rec` itself is sometimes missing from the manifest (see the named-allowlist
-    # case); the call reaching it is what shows `*` admitted it.
-    assert {"native-echo", "native-git", "native-fs-browse", "native-jq"} <= set(roster)
-    assert _called(record) == ["add"]
-
-
-@pytest.mark.parametrize(
-    "tools", [["*", "!rec"], ["!rec", "*"]], ids=["exclusion-after", "exclusion-before"]
-)
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
-def test_an_exclusion_wins_over_star_wherever_it_stands(
-    instance: Instance, tools: list[str]
-) -> None:
-    # function: needs a server record read after the run
-    record = _fire_chain(instance, _chain(tools), ToolCall("add", {"a": 1, "b": 2}))
-
-    roster = offered_roster(instance, _first_run(instance))
-    assert "rec" not in roster and "native-echo" in roster
-    assert "tool add not found" in model_view(instance)
-    assert _called(record) == []
-
-
-def test_an_exclusion_removes_a_namespaced_in_process_toolset(instance: Instance) -> None:
-    # function: needs a server record read after the run
-    _fire_chain(instance, _chain(["*", "!native-git"]))
-
-    roster = offered_roster(instance, _first_run(instance))
-    assert "native-git" not in roster and "native-echo" in roster
-
-
-def test_an_unknown_name_in_an_exact_allowlist_is_ignored(instance: Instance) -> None:
-    # function: needs a server record read after the run
-    record = _fire_chain(instance, _chain(["rec", "no-such-toolset"]), ToolCall("count", {}))
-
-    assert set(offered_roster(instance, _first_run(instance))) <= {"rec"}
-    assert _called(record) == ["count"]
-
-
-# ---------------------------------------------------------------- the macros
-
-
-def _macro_lines(instance: Instance, tools: list[str], *lines: str) -> dict[str, str]:
-    _fire_chain(instance, _chain(tools, "\n".join(lines)))
-    [prompt] = probes.system_prompts(instance, _first_run(instance))
-    return dict(line.split("=", 1) for line in prompt.splitlines())
-
-
-def test_the_toolservice_tools_macros_render_the_allowed_toolsets_and_their_tools(
-    instance: Instance,
-) -> None:
-    # function: needs the system prompt read after the run
-    lines = _macro_lines(
-        instance,
-        ["native-echo"],
-        "MANIFEST={{tools}}",
-        "TOOLS={{toolservice:tools}}",
-        "ONE={{toolservice:tools native-echo}}",
-    )
-
-    assert json.loads(lines["MANIFEST"]) == {"native-echo": ["echo"]}
-    assert json.loads(lines["TOOLS"]) == ["native-echo"]
-    assert json.loads(lines["ONE"]) == ["echo"]
-
-
-def test_the_toolservice_list_macro_renders_the_same_as_tools(instance: Instance) -> None:
-    # function: needs the system prompt read after the run
-    lines = _macro_lines(
-        instance, ["native-echo"], "LIST={{toolservice:list}}", "MANIFEST={{tools}}"
-    )
-
-    assert json.loads(lines["LIST"]) == json.loads(lines["MANIFEST"]) == {"native-echo": ["echo"]}
-
-
-def test_the_template_macros_render_chain_host_time_and_caller_variables(
-    instance: Instance,
-) -> None:
-    # function: needs a server record read after the run
-    system = "\n".join(
-        [
-            "CHAIN={{chain:id}}",
-            "OS={{host:os}}",
-            "ARCH={{host:arch}}",
-            "DAY={{now:2006-01-02}}",
-            "MODEL={{var:model}}",
-        ]
-    )
-    _fire_chain(instance, _chain(["rec"], system))
-
-    [prompt] = probes.system_prompts(instance, _first_run(instance))
-    lines = dict(line.split("=", 1) for line in prompt.splitlines())
-    assert lines["CHAIN"] == "allowlist"
-    assert lines["OS"] == "linux"
-    assert lines["ARCH"] in ("amd64", "arm64")
-    assert len(lines["DAY"]) == 10 and lines["DAY"][4] == "-" and lines["DAY"][7] == "-"
-    assert lines["MODEL"] == "scripted-test"
-
-
-@defect(
-    "a chain task with system_instruction 'NOW={{now}}' is sent 'NOW=2026-11-30' — the date "
-    "alone, no time or zone (`state show --raw`, first system message). "
-    "integrations/tools/index.md, Template variables: '{{now}} — Current time in RFC3339 format'"
-)
-def test_the_now_macro_renders_the_current_time_in_rfc3339(instance: Instance) -> None:
-    # function: needs the system prompt read after the run
-    lines = _macro_lines(instance, ["native-echo"], "NOW={{now}}")
-
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", lines["NOW"])
-
-
-def test_nothing_is_added_to_a_system_instruction_it_does_not_declare(instance: Instance) -> None:
-    # function: needs a server record read after the run
-    _fire_chain(instance, _chain(["rec"], "You are terse."))
-
-    assert probes.system_prompts(instance, _first_run(instance)) == ["You are terse."]
-
-
 # ---------------------------------------------------------------- local files under `run`
 
 SECRET = "outside-secret-4127"
 
 
+def _finish(*calls: ToolCall) -> Script:
+    return Script(
+        turns=[
+            *[Turn(text="Working.", tool_calls=[call]) for call in calls],
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        ]
+    )
+
+
+def _touch(*calls: ToolCall) -> Script:
+    """One turn making every call at once, then a landing."""
+    return Script(
+        turns=[
+            Turn(text="Touching files.", tool_calls=list(calls)),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        ]
+    )
+
+
+def _envelope_step(name: str, body: str) -> Edit:
+    """Append envelope ``name`` to the global agents.toml ``init`` wrote."""
+    text = f'\n[envelopes.{name}]\ndescription = "e2e"\n{body}\n'
+    return edit("agents.toml", append=text, under="contenox")
+
+
+# The wiring helpers' envelope, by its name: every tool runs without asking.
+_OPEN = _envelope_step(OPEN_ENVELOPE, 'default_action = "allow"')
+
+
+def _model_saw(text: str, seen: bool = True) -> Probe:
+    """Whether the model was sent ``text`` (its whole captured state, ``state show --raw``)."""
+
+    def read(instance: Instance) -> bool:
+        return text in model_view(instance)
+
+    what = "the model saw" if seen else "the model never saw"
+    return probe(f"{what} {text!r}", read, expect=seen)
+
+
+def _mission(
+    script: Script,
+    task: str,
+    *after: Action,
+    envelope: Edit = _OPEN,
+    policy: str = OPEN_ENVELOPE,
+    exit_code: int | None = None,
+    **case: Any,
+) -> Case:
+    """``envelope`` appended, then one ``run --policy <policy> <task>``, then ``after``."""
+    run = step("run", "--policy", policy, "--timeout", "90s", task, exit_code=exit_code)
+    return Case(script=script, steps=[envelope, run, *after], **case)
+
+
+# A Case below with snapshot=False keeps the opt-out of the function it was:
+# it records the captured state of a run whose closing turn after
+# mission_finish is served only sometimes, so that state differs from run to run.
+
+READ_INSIDE = _mission(
+    _touch(ToolCall("read_file", {"path": "inside.txt"})),
+    "touch the files",
+    _model_saw("inside-content-2291"),
+    name="read_file inside the workspace returns its content",
+    files={"inside.txt": "inside-content-2291\n"},
+    snapshot=False,
+)
+
+
+def _root_file(instance: Instance, name: str) -> bool:
+    """Whether ``name`` exists in the scratch root, one level above the workspace."""
+    return (instance.root / name).exists()
+
+
+WRITE_OUTSIDE = _mission(
+    _touch(ToolCall("write_file", {"path": "../escaped.txt", "content": "escaped"})),
+    "touch the files",
+    probe("escaped.txt outside the workspace", _root_file, "escaped.txt", expect=False),
+    name="write_file refuses a path outside the workspace",
+    snapshot=False,
+)
+
+DENIED_SUBSTRING = _mission(
+    _touch(ToolCall("read_file", {"path": "node_modules/pkg/index.js"})),
+    "touch the files",
+    _model_saw("denied-content-8813", seen=False),
+    name="read_file refuses a denied path substring",
+    files={"node_modules/pkg/index.js": "denied-content-8813\n"},
+    snapshot=False,
+)
+
+UNREAD_OVERWRITE = _mission(
+    _touch(ToolCall("write_file", {"path": "notes.txt", "content": "clobbered\n"})),
+    "touch the files",
+    workspace_file("notes.txt", expect="original\n"),
+    name="write_file over an unread existing file is refused until it is read",
+    files={"notes.txt": "original\n"},
+    snapshot=False,
+)
+
+LOCAL_SHELL_NOT_FOUND = _mission(
+    _touch(ToolCall("local_shell", {"command": "echo", "args": ["from-the-shell-6612"]})),
+    "touch the files",
+    _model_saw("tool local_shell not found"),
+    name="under run a local_shell call comes back not found",
+    defect=(
+        "`contenox run --policy <allow-all envelope>` with a scripted local_shell "
+        "{command: echo, args: [from-the-shell-6612]} call: the tool result carries the echoed "
+        "text — run serves local_shell itself (as contenox-cli.md `contenox run` says: 'the "
+        "runtime serves local_fs and local_shell itself'). local.md: 'a local_fs or local_shell "
+        "call comes back to the model as `tool local_shell not found`' — the two pages disagree"
+    ),
+)
+
+
+def _local_fs_offered(instance: Instance) -> list[str]:
+    """The local_fs tools the first captured run's manifest offered."""
+    return offered_roster(instance, _first_run(instance))["local_fs"]
+
+
+LOCAL_FS_FIVE = _mission(
+    _touch(),
+    "touch the files",
+    probe(
+        "local_fs tools offered",
+        _local_fs_offered,
+        expect=sorted(["read_file", "write_file", "edit_file", "sed", "read_file_range"]),
+    ),
+    name="a local_fs task offers exactly its five tools",
+    snapshot=False,
+)
+
+SHELL_OUTSIDE_ALLOWED = _mission(
+    _touch(ToolCall("local_shell", {"command": "id"})),
+    "touch the files",
+    _model_saw("uid=", seen=False),
+    name="local_shell refuses a command outside the allowed commands",
+    snapshot=False,
+)
+
+
+def _edit(old: str, new: str, **more: object) -> ToolCall:
+    return ToolCall(
+        "edit_file", {"path": "notes.txt", "old_string": old, "new_string": new, **more}
+    )
+
+
+_READ_NOTES = ToolCall("read_file", {"path": "notes.txt"})
+
+EDIT_UNIQUE = _mission(
+    _finish(_READ_NOTES, _edit("alpha", "omega"), _edit("zzz", "omega"), _edit("beta", "gamma")),
+    "edit",
+    workspace_file("notes.txt", expect="alpha\ngamma\nalpha\n"),
+    name="edit_file replaces a unique match and refuses an ambiguous one",
+    files={"notes.txt": "alpha\nbeta\nalpha\n"},
+    exit_code=0,
+)
+
+EDIT_REPLACE_ALL = _mission(
+    _finish(_READ_NOTES, _edit("alpha", "omega", replace_all=True)),
+    "edit",
+    workspace_file("notes.txt", expect="omega\nbeta\nomega\n"),
+    name="edit_file with replace_all replaces every occurrence",
+    files={"notes.txt": "alpha\nbeta\nalpha\n"},
+    exit_code=0,
+)
+
+READ_DENIED = _mission(
+    _finish(ToolCall("read_file", {"path": "inside.txt"})),
+    "read",
+    _model_saw("inside-content-5530", seen=False),
+    name="files.read deny in the envelope refuses read_file",
+    files={"inside.txt": "inside-content-5530\n"},
+    envelope=_envelope_step("e2e_noread", 'default_action = "allow"\nfiles.read = "deny"'),
+    policy="e2e_noread",
+    snapshot=False,
+)
+
+
+def _rec_server() -> tuple[str, str]:
+    """``mcp add``'s --command and --args for the recording server, its record in the home."""
+    command, args = stdio_command(Path("/rec.jsonl"))
+    return command, ",".join(args).replace("/rec.jsonl", "{home}/rec.jsonl")
+
+
+_REC_COMMAND, _REC_ARGS = _rec_server()
+_ADD_REC = step(
+    "mcp", "add", "rec", "--transport", "stdio", "--command", _REC_COMMAND, "--args", _REC_ARGS
+)
+
+
+def _rec_calls(instance: Instance) -> list[str]:
+    """The tools/call requests the recording server received, by tool."""
+    return _called(instance.home / "rec.jsonl")
+
+
+CONNECTED_TOOL_DEFAULT = Case(
+    name="a connected tool falls to the envelopes default action",
+    script=_finish(ToolCall("note", {"text": "hi", "tenant_id": "t"})),
+    steps=[
+        _ADD_REC,
+        _envelope_step(
+            "e2e_fs_only", 'default_action = "deny"\nfiles.read = "allow"\nfiles.write = "allow"'
+        ),
+        step("run", "--policy", "e2e_fs_only", "--timeout", "40s", "note", exit_code=None),
+        probe("calls the server received", _rec_calls, expect=[]),
+    ],
+)
+
+DECLARATION_INHERITS = Case(
+    name="an agent declaration without a tools line inherits every tool",
+    script=_finish(ToolCall("note", {"text": "from the agent", "tenant_id": "t"})),
+    steps=[
+        _OPEN,
+        _ADD_REC,
+        write(
+            "agents/inherit.md",
+            "---\nname: inherit\ndescription: An e2e agent that names no tools\n---\n\n"
+            "You carry out one task.\n",
+            home=True,
+        ),
+        step("run", "inherit", "--policy", OPEN_ENVELOPE, "--timeout", "90s", "note it"),
+        probe("calls the server received", _rec_calls, expect=["note"]),
+    ],
+)
+
+
+# The outside file the path cases aim at, one level above the workspace.
 def _file_run(instance: Instance, *calls: ToolCall) -> str:
     instance.init()
     open_envelope(instance)
@@ -301,19 +343,7 @@ def _file_run(instance: Instance, *calls: ToolCall) -> str:
     return model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_read_file_inside_the_workspace_returns_its_content(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    instance.write("inside.txt", "inside-content-2291\n")
-
-    seen = _file_run(instance, ToolCall("read_file", {"path": "inside.txt"}))
-
-    assert "inside-content-2291" in seen
-
-
+# function: its absolute variant names the scratch root in the dialog, which holds no placeholders
 @pytest.mark.parametrize(
     "path", ["../outside.txt", "{root}/outside.txt"], ids=["dotdot", "absolute"]
 )
@@ -322,12 +352,12 @@ def test_read_file_inside_the_workspace_returns_its_content(instance: Instance) 
     "mission_finish is served only sometimes, so that state differs from run to run"
 )
 def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path: str) -> None:
-    # function: needs the workspace prepared before the run
     seen = _file_run(instance, ToolCall("read_file", {"path": path.format(root=instance.root)}))
 
     assert SECRET not in seen
 
 
+# function: makes a symlink in the workspace (no step makes one)
 @pytest.mark.no_transcript(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
@@ -335,7 +365,6 @@ def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path
 def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
     instance: Instance,
 ) -> None:
-    # function: needs the workspace prepared before the run
     (instance.work / "link.txt").symlink_to(instance.root / "outside.txt")
 
     seen = _file_run(instance, ToolCall("read_file", {"path": "link.txt"}))
@@ -343,17 +372,7 @@ def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
     assert SECRET not in seen
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_write_file_refuses_a_path_outside_the_workspace(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    _file_run(instance, ToolCall("write_file", {"path": "../escaped.txt", "content": "escaped"}))
-
-    assert not (instance.root / "escaped.txt").exists()
-
-
+# function: makes a symlink in the workspace (no step makes one)
 @pytest.mark.no_transcript(
     reason="it records the captured state or session of a run whose closing turn after "
     "mission_finish is served only sometimes, so that state differs from run to run"
@@ -361,7 +380,6 @@ def test_write_file_refuses_a_path_outside_the_workspace(instance: Instance) -> 
 def test_write_file_refuses_to_write_through_a_link_that_points_outside(
     instance: Instance,
 ) -> None:
-    # function: needs the workspace prepared before the run
     (instance.work / "out").symlink_to(instance.root)
 
     _file_run(instance, ToolCall("write_file", {"path": "out/escaped.txt", "content": "escaped"}))
@@ -369,206 +387,291 @@ def test_write_file_refuses_to_write_through_a_link_that_points_outside(
     assert not (instance.root / "escaped.txt").exists()
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_read_file_refuses_a_denied_path_substring(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    instance.write("node_modules/pkg/index.js", "denied-content-8813\n")
+def _chain_case(
+    name: str, chain: dict[str, Any], calls: Sequence[ToolCall], *checks: Probe, **case: Any
+) -> Case:
+    """The open envelope, `rec` over stdio, then the chain fired as a workspace chain-agent.
 
-    seen = _file_run(instance, ToolCall("read_file", {"path": "node_modules/pkg/index.js"}))
-
-    assert "denied-content-8813" not in seen
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_write_file_over_an_unread_existing_file_is_refused_until_it_is_read(
-    instance: Instance,
-) -> None:
-    # function: needs the workspace prepared before the run
-    target = instance.write("notes.txt", "original\n")
-
-    _file_run(instance, ToolCall("write_file", {"path": "notes.txt", "content": "clobbered\n"}))
-
-    assert target.read_text(encoding="utf-8") == "original\n"
-
-
-@defect(
-    "`contenox run --policy <allow-all envelope>` with a scripted local_shell "
-    "{command: echo, args: [from-the-shell-6612]} call: the tool result carries the echoed "
-    "text — run serves local_shell itself (as contenox-cli.md `contenox run` says: 'the "
-    "runtime serves local_fs and local_shell itself'). local.md: 'a local_fs or local_shell "
-    "call comes back to the model as `tool local_shell not found`' — the two pages disagree"
-)
-def test_under_run_a_local_shell_call_comes_back_not_found(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    seen = _file_run(
-        instance, ToolCall("local_shell", {"command": "echo", "args": ["from-the-shell-6612"]})
-    )
-
-    assert "tool local_shell not found" in seen
-
-
-def _envelope(instance: Instance, name: str, body: str) -> str:
-    with (instance.home / ".contenox" / "agents.toml").open("a", encoding="utf-8") as toml:
-        toml.write(f'\n[envelopes.{name}]\ndescription = "e2e"\n{body}\n')
-    return name
-
-
-def _finish(*calls: ToolCall) -> Script:
-    return Script(
-        turns=[
-            *[Turn(text="Working.", tool_calls=[call]) for call in calls],
-            Turn(tool_calls=[mission_finish("landed")]),
-            "Done.",
-        ]
+    The chain is a chain-agent file in the workspace, fired with `mission fire`. It has
+    no mission_finish, so after its first run the drive loop prompts it again and the
+    dialog runs out: the checks read the first captured run only.
+    """
+    turns: list[Turn | str] = [Turn(text="Calling.", tool_calls=list(calls))] if calls else []
+    return Case(
+        name=name,
+        script=Script(turns=[*turns, "Done."], runs_past_end=True),
+        files={f".contenox/chain-agent-{chain['id']}.json": json.dumps(chain, indent=2)},
+        steps=[
+            _OPEN,
+            _ADD_REC,
+            step(
+                "mission",
+                "fire",
+                chain["id"],
+                "go",
+                "--wait",
+                "--policy",
+                OPEN_ENVELOPE,
+                "--timeout",
+                "60s",
+                exit_code=None,
+            ),
+            *checks,
+        ],
+        **case,
     )
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
-def test_a_local_fs_task_offers_exactly_its_five_tools(instance: Instance) -> None:
-    # function: needs the roster read after the run
-    _file_run(instance)
+def _roster(instance: Instance) -> dict[str, list[str]]:
+    """What the first captured run's ``{{tools}}`` manifest offered: toolset → tools."""
+    return offered_roster(instance, _first_run(instance))
 
-    assert offered_roster(instance, _first_run(instance))["local_fs"] == sorted(
-        ["read_file", "write_file", "edit_file", "sed", "read_file_range"]
+
+def _offered(message: str, check: Callable[[dict[str, list[str]]], bool]) -> Probe:
+    """Whether the first run's manifest meets ``check`` (read as a yes or no: `rec` itself
+    is sometimes missing from the manifest, so the roster is not recorded whole)."""
+
+    def read(instance: Instance) -> bool:
+        return check(_roster(instance))
+
+    return probe(message, read, expect=True)
+
+
+def _server_got(calls: list[str]) -> Probe:
+    return probe("calls the server received", _rec_calls, expect=calls)
+
+
+_ADD = ToolCall("add", {"a": 1, "b": 2})
+
+
+# ---------------------------------------------------------------- the allowlist
+
+# Each Case below with snapshot=False keeps its function's opt-out: its transcript
+# differed between two clean runs on 2026-11-30 (a loopback port, a racy captured
+# state): redact what is volatile, then drop it.
+
+NO_ALLOWLIST = [
+    _chain_case(
+        f"a task without an allowlist or with an empty one offers no tools ({variant})",
+        _chain(tools),
+        [_ADD],
+        probe("the manifest offered", _roster, expect={}),
+        _model_saw("tool add not found"),
+        _server_got([]),
+        snapshot=False,
     )
+    for variant, tools in (("absent", ABSENT), ("null", None), ("empty", []))
+]
 
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+# Only `rec` may be in the manifest. Whether it is there at all varies from run to
+# run (a connected MCP server is sometimes missing from `{{tools}}`: one chain
+# fired twice against the same warm server listed it once and omitted it once),
+# so the call and the refusal are what prove the allowlist.
+NAMED_ALLOWLIST = _chain_case(
+    "a named allowlist offers only the named toolsets",
+    _chain(["rec"]),
+    [_ADD, ToolCall("echo", {"text": "x"})],
+    _offered("nothing but rec offered", lambda roster: set(roster) <= {"rec"}),
+    _server_got(["add"]),
+    _model_saw("tool echo not found"),
+    snapshot=False,
 )
-def test_local_shell_refuses_a_command_outside_the_allowed_commands(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    seen = _file_run(instance, ToolCall("local_shell", {"command": "id"}))
 
-    assert "uid=" not in seen
-
-
-def test_edit_file_replaces_a_unique_match_and_refuses_an_ambiguous_one(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    target = instance.write("notes.txt", "alpha\nbeta\nalpha\n")
-    instance.init()
-    open_envelope(instance)
-
-    run_mission(
-        instance,
-        _finish(
-            ToolCall("read_file", {"path": "notes.txt"}),
-            ToolCall(
-                "edit_file", {"path": "notes.txt", "old_string": "alpha", "new_string": "omega"}
-            ),
-            ToolCall(
-                "edit_file", {"path": "notes.txt", "old_string": "zzz", "new_string": "omega"}
-            ),
-            ToolCall(
-                "edit_file", {"path": "notes.txt", "old_string": "beta", "new_string": "gamma"}
-            ),
+# `rec` itself is sometimes missing from the manifest (see the named-allowlist
+# case); the call reaching it is what shows `*` admitted it.
+STAR_ALLOWLIST = _chain_case(
+    "a star allowlist offers every connected toolset namespaced ones included",
+    _chain(["*"]),
+    [_ADD],
+    _offered(
+        "native-echo, native-git, native-fs-browse and native-jq offered",
+        lambda roster: (
+            {"native-echo", "native-git", "native-fs-browse", "native-jq"} <= set(roster)
         ),
-        "edit",
-    ).assert_success()
-
-    assert target.read_text(encoding="utf-8") == "alpha\ngamma\nalpha\n"
-
-
-def test_edit_file_with_replace_all_replaces_every_occurrence(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    target = instance.write("notes.txt", "alpha\nbeta\nalpha\n")
-    instance.init()
-    open_envelope(instance)
-
-    run_mission(
-        instance,
-        _finish(
-            ToolCall("read_file", {"path": "notes.txt"}),
-            ToolCall(
-                "edit_file",
-                {
-                    "path": "notes.txt",
-                    "old_string": "alpha",
-                    "new_string": "omega",
-                    "replace_all": True,
-                },
-            ),
-        ),
-        "edit",
-    ).assert_success()
-
-    assert target.read_text(encoding="utf-8") == "omega\nbeta\nomega\n"
-
-
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
+    ),
+    _server_got(["add"]),
 )
-def test_files_read_deny_in_the_envelope_refuses_read_file(instance: Instance) -> None:
-    # function: needs the workspace prepared before the run
-    instance.write("inside.txt", "inside-content-5530\n")
-    instance.init()
-    policy = _envelope(instance, "e2e_noread", 'default_action = "allow"\nfiles.read = "deny"')
 
-    run_mission(
-        instance, _finish(ToolCall("read_file", {"path": "inside.txt"})), "read", policy=policy
+EXCLUSION_WINS = [
+    _chain_case(
+        f"an exclusion wins over star wherever it stands ({variant})",
+        _chain(tools),
+        [_ADD],
+        _offered(
+            "rec not offered, native-echo offered",
+            lambda roster: "rec" not in roster and "native-echo" in roster,
+        ),
+        _model_saw("tool add not found"),
+        _server_got([]),
+        snapshot=False,
     )
+    for variant, tools in (("exclusion after", ["*", "!rec"]), ("exclusion before", ["!rec", "*"]))
+]
 
-    assert "inside-content-5530" not in model_view(instance)
+NAMESPACED_EXCLUSION = _chain_case(
+    "an exclusion removes a namespaced in-process toolset",
+    _chain(["*", "!native-git"]),
+    [],
+    _offered(
+        "native-git not offered, native-echo offered",
+        lambda roster: "native-git" not in roster and "native-echo" in roster,
+    ),
+)
 
-
-def test_a_connected_tool_falls_to_the_envelopes_default_action(instance: Instance) -> None:
-    # function: needs a server record read after the run
-    instance.init()
-    record = instance.tmp / "rec.jsonl"
-    command, args = stdio_command(record)
-    instance.must(
-        "mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args)
-    )
-    policy = _envelope(
-        instance,
-        "e2e_fs_only",
-        'default_action = "deny"\nfiles.read = "allow"\nfiles.write = "allow"',
-    )
-
-    run_mission(
-        instance,
-        _finish(ToolCall("note", {"text": "hi", "tenant_id": "t"})),
-        "note",
-        policy=policy,
-        timeout="40s",
-    )
-
-    assert _called(record) == []
+UNKNOWN_NAME = _chain_case(
+    "an unknown name in an exact allowlist is ignored",
+    _chain(["rec", "no-such-toolset"]),
+    [ToolCall("count", {})],
+    _offered("nothing but rec offered", lambda roster: set(roster) <= {"rec"}),
+    _server_got(["count"]),
+)
 
 
-def test_an_agent_declaration_without_a_tools_line_inherits_every_tool(instance: Instance) -> None:
-    # function: needs a server record read after the run
-    instance.init()
-    open_envelope(instance)
-    record = instance.tmp / "rec.jsonl"
-    command, args = stdio_command(record)
-    instance.must(
-        "mcp", "add", "rec", "--transport", "stdio", "--command", command, "--args", ",".join(args)
-    )
-    declaration = instance.home / ".contenox" / "agents" / "inherit.md"
-    declaration.write_text(
-        "---\nname: inherit\ndescription: An e2e agent that names no tools\n---\n\n"
-        "You carry out one task.\n",
-        encoding="utf-8",
-    )
-    instance.use_script(_finish(ToolCall("note", {"text": "from the agent", "tenant_id": "t"})))
-
-    instance.must("run", "inherit", "--policy", OPEN_ENVELOPE, "--timeout", "90s", "note it")
-
-    assert _called(record) == ["note"]
+# ---------------------------------------------------------------- the macros
 
 
+def _prompt_lines(instance: Instance) -> dict[str, str]:
+    """The first run's one system prompt, read as NAME=value lines."""
+    [prompt] = probes.system_prompts(instance, _first_run(instance))
+    return dict(line.split("=", 1) for line in prompt.splitlines())
+
+
+def _macros(instance: Instance) -> dict[str, object]:
+    """Each NAME=value line of the system prompt, its value read as JSON."""
+    return {name: json.loads(value) for name, value in _prompt_lines(instance).items()}
+
+
+TOOLSERVICE_MACROS = _chain_case(
+    "the toolservice tools macros render the allowed toolsets and their tools",
+    _chain(
+        ["native-echo"],
+        "\n".join(
+            [
+                "MANIFEST={{tools}}",
+                "TOOLS={{toolservice:tools}}",
+                "ONE={{toolservice:tools native-echo}}",
+            ]
+        ),
+    ),
+    [],
+    probe(
+        "the rendered macros",
+        _macros,
+        expect={"MANIFEST": {"native-echo": ["echo"]}, "TOOLS": ["native-echo"], "ONE": ["echo"]},
+    ),
+)
+
+LIST_MACRO = _chain_case(
+    "the toolservice list macro renders the same as tools",
+    _chain(["native-echo"], "LIST={{toolservice:list}}\nMANIFEST={{tools}}"),
+    [],
+    probe(
+        "the rendered macros",
+        _macros,
+        expect={"LIST": {"native-echo": ["echo"]}, "MANIFEST": {"native-echo": ["echo"]}},
+    ),
+)
+
+
+def _template_values(instance: Instance) -> dict[str, object]:
+    """The template macros as rendered, the day read by its shape (it changes daily)."""
+    lines = _prompt_lines(instance)
+    day = lines["DAY"]
+    return {
+        "CHAIN": lines["CHAIN"],
+        "OS": lines["OS"],
+        "ARCH is amd64 or arm64": lines["ARCH"] in ("amd64", "arm64"),
+        "DAY is YYYY-MM-DD": len(day) == 10 and day[4] == "-" and day[7] == "-",
+        "MODEL": lines["MODEL"],
+    }
+
+
+TEMPLATE_MACROS = _chain_case(
+    "the template macros render chain host time and caller variables",
+    _chain(
+        ["rec"],
+        "\n".join(
+            [
+                "CHAIN={{chain:id}}",
+                "OS={{host:os}}",
+                "ARCH={{host:arch}}",
+                "DAY={{now:2006-01-02}}",
+                "MODEL={{var:model}}",
+            ]
+        ),
+    ),
+    [],
+    probe(
+        "the rendered macros",
+        _template_values,
+        expect={
+            "CHAIN": "allowlist",
+            "OS": "linux",
+            "ARCH is amd64 or arm64": True,
+            "DAY is YYYY-MM-DD": True,
+            "MODEL": "scripted-test",
+        },
+    ),
+)
+
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+
+
+def _now_is_rfc3339(instance: Instance) -> bool:
+    return bool(_RFC3339.fullmatch(_prompt_lines(instance)["NOW"]))
+
+
+NOW_MACRO = _chain_case(
+    "the now macro renders the current time in rfc3339",
+    _chain(["native-echo"], "NOW={{now}}"),
+    [],
+    probe("NOW is RFC3339", _now_is_rfc3339, expect=True),
+    defect=(
+        "a chain task with system_instruction 'NOW={{now}}' is sent 'NOW=2026-11-30' — the date "
+        "alone, no time or zone (`state show --raw`, first system message). "
+        "integrations/tools/index.md, Template variables: '{{now}} — Current time in RFC3339 "
+        "format'"
+    ),
+)
+
+
+def _system_prompts(instance: Instance) -> list[str]:
+    return probes.system_prompts(instance, _first_run(instance))
+
+
+NOTHING_ADDED = _chain_case(
+    "nothing is added to a system instruction it does not declare",
+    _chain(["rec"], "You are terse."),
+    [],
+    probe("system prompts", _system_prompts, expect=["You are terse."]),
+)
+
+
+def _hidden(tools: list[str], hidden: list[str]) -> dict[str, Any]:
+    chain = _chain(tools)
+    chain["tasks"][0]["execute_config"]["hide_tools"] = hidden
+    return chain
+
+
+HIDE_TOOLS = _chain_case(
+    "hide_tools suppresses a tool the allowlist selected",
+    _hidden(["native-echo", "native-jq"], ["native-echo.echo"]),
+    [ToolCall("echo", {"input": "hidden-echo-4410"})],
+    _offered("echo not offered", lambda roster: "echo" not in roster.get("native-echo", [])),
+    _model_saw("tool echo not found"),
+    defect=(
+        'a chain task with tools ["native-echo", "native-jq"] and hide_tools '
+        '["native-echo.echo"] (and, tried by hand, ["echo"]): the model\'s `{{tools}}` manifest '
+        'still lists {"native-echo":["echo"], …} and a scripted echo call executes '
+        "('tool native-echo.echo execution failed: echo: unknown argument(s): text (allowed: "
+        "input)' for a wrong argument name; it ran). specification/handlers.md, "
+        "chat_completion: 'execute_config.hide_tools — Tools to suppress (by namespaced name) "
+        "from both the registry tools selected via tools and any client-passed tools'"
+    ),
+)
+
+
+# function: a server the harness starts and then reads what it received
 @pytest.mark.no_transcript(
     reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
     "a racy captured state): redact what is volatile, then drop this mark"
@@ -576,7 +679,6 @@ def test_an_agent_declaration_without_a_tools_line_inherits_every_tool(instance:
 def test_a_tools_task_calls_one_remote_operation_with_no_model_and_routes_on_its_output_template(
     instance: Instance,
 ) -> None:
-    # function: needs a server the harness starts
     from harness.servers import serve_http
 
     service = serve_http(instance)
@@ -623,25 +725,7 @@ def test_a_tools_task_calls_one_remote_operation_with_no_model_and_routes_on_its
     assert [s.task for s in steps] == ["weather", "sunny"]
 
 
-@defect(
-    'a chain task with tools ["native-echo", "native-jq"] and hide_tools '
-    '["native-echo.echo"] (and, tried by hand, ["echo"]): the model\'s `{{tools}}` manifest '
-    'still lists {"native-echo":["echo"], …} and a scripted echo call executes '
-    "('tool native-echo.echo execution failed: echo: unknown argument(s): text (allowed: input)' "
-    "for a wrong argument name; it ran). specification/handlers.md, chat_completion: "
-    "'execute_config.hide_tools — Tools to suppress (by namespaced name) from both the registry "
-    "tools selected via tools and any client-passed tools'"
-)
-def test_hide_tools_suppresses_a_tool_the_allowlist_selected(instance: Instance) -> None:
-    # function: needs the tool result read after the run
-    chain = _chain(["native-echo", "native-jq"])
-    chain["tasks"][0]["execute_config"]["hide_tools"] = ["native-echo.echo"]
-    _fire_chain(instance, chain, ToolCall("echo", {"input": "hidden-echo-4410"}))
-
-    assert "echo" not in offered_roster(instance, _first_run(instance)).get("native-echo", [])
-    assert "tool echo not found" in model_view(instance)
-
-
+# function: reads the permission request's params, which prompt() does not expose
 @defect(
     "`contenox acp` (default envelope) with a scripted write_file {path: fresh.txt, content: "
     "'diff-line-7120\\n'}: the session/request_permission carries toolCall.content "
@@ -653,7 +737,6 @@ def test_hide_tools_suppresses_a_tool_the_allowlist_selected(instance: Instance)
 def test_a_gated_write_asks_with_a_diff_that_shows_a_new_file_as_an_addition(
     instance: Instance,
 ) -> None:
-    # function: needs an ACP client
     from harness import open_acp, route
 
     instance.init()

@@ -26,7 +26,27 @@ from typing import Any
 
 import pytest
 
-from harness import Instance, Script, ToolCall, Turn, defect, mission_finish, open_acp, route
+from dialogs import workspace_file
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    await_ask,
+    background,
+    edit,
+    mission_finish,
+    open_acp,
+    probe,
+    respond,
+    route,
+    satisfies,
+    step,
+    wait,
+    write,
+)
+from harness.case import Action, Edit, Step
 from harness.probes import approvals, await_approval, deny, missions
 from harness.process import start_contenox
 
@@ -112,40 +132,135 @@ def _run_stops_for_approval(instance: Instance, env: Mapping[str, str] | None = 
     run.wait(timeout=90).assert_success()
 
 
-# function: needs background (an ask answered from a second process)
-def test_without_trusted_binaries_a_planted_echo_on_path_runs_unattended(
-    instance: Instance,
-) -> None:
-    # The gap the page describes: the allow rule blesses the name, whatever it resolves to.
-    _setup(instance, None)
-    env = _plant(instance)
-    _run_lands_unattended(instance, env)
-    assert (instance.work / "planted-ran").exists()
+def _policy_text(trusted: Mapping[str, Any] | None) -> str:
+    return json.dumps(_policy(trusted), indent=2) + "\n"
 
 
-# function: needs background
-def test_a_name_resolving_outside_every_trusted_dir_stops_for_approval_and_does_not_run(
-    instance: Instance,
-) -> None:
-    _setup(instance, {"dirs": [str(_real_echo().parent)]})
-    env = _plant(instance)
-    _run_stops_for_approval(instance, env)
-    assert not (instance.work / "planted-ran").exists()
+def _pinned(name: str, trusted: Mapping[str, Any] | None, *steps: Action, **case: Any) -> Case:
+    """The pinned policy (its trusted_binaries block: ``trusted``), then ``steps``."""
+    return Case(
+        name=name,
+        script=ECHO,
+        steps=[write(POLICY, _policy_text(trusted), home=True), *steps],
+        **case,
+    )
 
 
-# function: needs capture (approvals list and mission list after the run)
-def test_a_name_resolving_inside_a_trusted_dir_runs_unattended(instance: Instance) -> None:
-    _setup(instance, {"dirs": [str(_real_echo().parent)]})
-    _run_lands_unattended(instance)
+_RUN = ("run", "--policy", "pinned", "--timeout", "90s", "say hello")
+_NO_ASKS = probe("pending asks", approvals, expect=[])
 
 
-# function: needs capture
-def test_a_trusted_dir_matches_at_any_depth(instance: Instance) -> None:
-    _setup(instance, {"dirs": [str(_real_echo().parent.parent)]})
-    _run_lands_unattended(instance)
+def _statuses(instance: Instance) -> list[str]:
+    """The status of every mission, as ``mission list`` prints them."""
+    return [m.status for m in missions(instance)]
 
 
-# function: needs capture
+def _lands(env: Mapping[str, str] | None = None) -> tuple[Action, ...]:
+    """The pinned run lands with nothing left waiting on a person."""
+    return (
+        step(*_RUN, timeout=120, env=dict(env or {})),
+        _NO_ASKS,
+        probe("mission statuses", _statuses, expect=["landed"]),
+    )
+
+
+def _stops(env: Mapping[str, str] | None = None) -> tuple[Action, ...]:
+    """The pinned run's echo stops for approval; the ask is denied and the run lands."""
+    return (
+        background("run", *_RUN, env=dict(env or {})),
+        await_ask("ask", tool="local_shell.local_shell", timeout=60),
+        probe(
+            "pending asks",
+            approvals,
+            expect=satisfies(
+                lambda asks: any("echo" in a.summary for a in asks), "an ask about echo"
+            ),
+        ),
+        respond("ask", "deny"),
+        wait("run"),
+    )
+
+
+LANDS_UNATTENDED = _lands()
+STOPS_FOR_APPROVAL = _stops()
+
+# A fake ``echo`` first on PATH: it leaves a marker file when it runs.
+PLANT = edit("planted/echo", append=PLANTED, executable=True)
+PLANTED_ENV = {"PATH": "{work}/planted:" + os.environ["PATH"], "PLANT_MARKER": "{work}/planted-ran"}
+PLANTED_RAN = workspace_file(
+    "planted-ran", expect=satisfies(lambda text: text is not None, "the marker left")
+)
+PLANTED_NEVER_RAN = workspace_file("planted-ran", expect=None)
+
+_ECHO_PATH = _real_echo()
+_ECHO_SHA = _sha256(_ECHO_PATH)
+
+INSIDE_TRUSTED_DIR = _pinned(
+    "a name resolving inside a trusted dir runs unattended",
+    {"dirs": [str(_ECHO_PATH.parent)]},
+    *LANDS_UNATTENDED,
+)
+
+ANY_DEPTH = _pinned(
+    "a trusted dir matches at any depth",
+    {"dirs": [str(_ECHO_PATH.parent.parent)]},
+    *LANDS_UNATTENDED,
+)
+
+HASH_MATCHES = _pinned(
+    "a binary matching its declared hash runs unattended",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA}},
+    *LANDS_UNATTENDED,
+)
+
+HASH_ANY_CASE = _pinned(
+    "a declared hash is compared case insensitively",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA.upper()}},
+    *LANDS_UNATTENDED,
+)
+
+HASH_MISMATCH = _pinned(
+    "a binary that no longer matches its declared hash stops for approval",
+    {"hashes": {str(_ECHO_PATH): "0" * 64}},
+    *STOPS_FOR_APPROVAL,
+)
+
+_LS = Path(os.path.realpath(shutil.which("ls") or "/bin/ls"))
+
+ANY_HASH_STRICT = _pinned(
+    "declaring any hash makes the pin strict for an undeclared binary",
+    {"hashes": {str(_LS): _sha256(_LS)}},
+    *STOPS_FOR_APPROVAL,
+)
+
+
+# The gap the page describes: the allow rule blesses the name, whatever it resolves to.
+PLANTED_WITHOUT_PINS = _pinned(
+    "without trusted_binaries a planted echo on PATH runs unattended",
+    None,
+    PLANT,
+    *_lands(PLANTED_ENV),
+    PLANTED_RAN,
+)
+
+PLANTED_OUTSIDE_DIRS = _pinned(
+    "a name resolving outside every trusted dir stops for approval and does not run",
+    {"dirs": [str(_ECHO_PATH.parent)]},
+    PLANT,
+    *_stops(PLANTED_ENV),
+    PLANTED_NEVER_RAN,
+)
+
+PLANTED_UNDER_HASHES = _pinned(
+    "declaring only hashes still stops a planted binary",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA}},
+    PLANT,
+    *_stops(PLANTED_ENV),
+    PLANTED_NEVER_RAN,
+)
+
+
+# function: makes a symlink to the real echo (no step makes one)
 def test_a_trusted_dir_given_through_a_symlink_matches_its_real_directory(
     instance: Instance,
 ) -> None:
@@ -155,47 +270,7 @@ def test_a_trusted_dir_given_through_a_symlink_matches_its_real_directory(
     _run_lands_unattended(instance)
 
 
-# function: needs capture
-def test_a_binary_matching_its_declared_hash_runs_unattended(instance: Instance) -> None:
-    echo = _real_echo()
-    _setup(instance, {"hashes": {str(echo): _sha256(echo)}})
-    _run_lands_unattended(instance)
-
-
-# function: needs capture
-def test_a_declared_hash_is_compared_case_insensitively(instance: Instance) -> None:
-    echo = _real_echo()
-    _setup(instance, {"hashes": {str(echo): _sha256(echo).upper()}})
-    _run_lands_unattended(instance)
-
-
-# function: needs background
-def test_a_binary_that_no_longer_matches_its_declared_hash_stops_for_approval(
-    instance: Instance,
-) -> None:
-    _setup(instance, {"hashes": {str(_real_echo()): "0" * 64}})
-    _run_stops_for_approval(instance)
-
-
-# function: needs background
-def test_declaring_any_hash_makes_the_pin_strict_for_an_undeclared_binary(
-    instance: Instance,
-) -> None:
-    other = Path(os.path.realpath(shutil.which("ls") or "/bin/ls"))
-    _setup(instance, {"hashes": {str(other): _sha256(other)}})
-    _run_stops_for_approval(instance)
-
-
-# function: needs background
-def test_declaring_only_hashes_still_stops_a_planted_binary(instance: Instance) -> None:
-    echo = _real_echo()
-    _setup(instance, {"hashes": {str(echo): _sha256(echo)}})
-    env = _plant(instance)
-    _run_stops_for_approval(instance, env)
-    assert not (instance.work / "planted-ran").exists()
-
-
-# function: needs background
+# function: makes a symlink to the real echo (no step makes one)
 def test_a_hash_declared_under_a_symlink_path_is_not_the_real_path_and_stops_the_call(
     instance: Instance,
 ) -> None:
@@ -208,7 +283,7 @@ def test_a_hash_declared_under_a_symlink_path_is_not_the_real_path_and_stops_the
     _run_stops_for_approval(instance, {"PATH": f"{links}:{os.environ['PATH']}"})
 
 
-# function: needs capture (a refused policy and the files a run did not touch)
+# function: reads the complaint from stdout and stderr together
 @pytest.mark.parametrize(
     ("block", "complaint"),
     [
@@ -237,13 +312,90 @@ def test_a_malformed_trusted_binaries_block_fails_the_policy_and_vet_names_it(
 
 # --- declaring with hitl trust
 
+_TOOL = "{work}/tools/mytool"
+_TOOL_V1 = "#!/bin/sh\nexit 0\n"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _declared_hashes(instance: Instance) -> dict[str, str]:
+    """The pinned policy's trusted_binaries.hashes, the workspace path read as ``[WORK]``."""
+    block = json.loads((instance.home / ".contenox" / POLICY).read_text())["trusted_binaries"]
+    return {k.replace(str(instance.work), "[WORK]"): v for k, v in block["hashes"].items()}
+
+
+def _declared_dirs(instance: Instance) -> object:
+    """The pinned policy's trusted_binaries.dirs (None when it has none)."""
+    block = json.loads((instance.home / ".contenox" / POLICY).read_text())["trusted_binaries"]
+    return block.get("dirs")
+
+
+def _trust(*names: str) -> Step:
+    return step("hitl", "trust", "--policy", POLICY, *names)
+
+
+SPLICES_DIRS = _pinned(
+    "hitl trust splices the binary's directory into dirs beside its hash",
+    None,
+    _trust("echo"),
+    probe("trusted_binaries.dirs", _declared_dirs, expect=[str(_ECHO_PATH.parent)]),
+    defect=(
+        "`contenox hitl trust --policy hitl-policy-pinned.json echo` writes only "
+        '"trusted_binaries": {"hashes": {"/usr/bin/echo": "<sha256>"}} — no "dirs" — and '
+        "`hitl trust --list` then says 'dirs: (none declared — any directory a name resolves "
+        "from is accepted…)'. trusted-binaries.md, Declaring path and hash: `contenox hitl "
+        "trust go git grep` 'resolves each name exactly as the evaluator will, and splices the "
+        'result into the policy\' — shown as "dirs": ["/usr/bin", "/usr/lib/go-1.22/bin"] '
+        "beside the hashes."
+    ),
+)
+
+_TOOL_V2 = "#!/bin/sh\nexit 0\n# upgraded\n"
+
+REFRESH = _pinned(
+    "hitl trust refresh rewrites a changed digest and reports it",
+    None,
+    write("tools/mytool", _TOOL_V1),
+    _trust(_TOOL),
+    write("tools/mytool", _TOOL_V2),
+    # An explicit file path works as well as a name on the search path.
+    step(
+        "hitl",
+        "trust",
+        "--policy",
+        "{home}/.contenox/" + POLICY,
+        "--refresh",
+        stdout_has=[_TOOL, _sha(_TOOL_V2)],
+    ),
+    probe(
+        "trusted_binaries.hashes",
+        _declared_hashes,
+        expect={"[WORK]/tools/mytool": _sha(_TOOL_V2)},
+    ),
+)
+
+REMOVE = _pinned(
+    "hitl trust remove drops a declaration",
+    None,
+    write("tools/mytool", _TOOL_V1),
+    _trust("echo", _TOOL),
+    _trust("--remove", "echo"),
+    probe(
+        "trusted_binaries.hashes",
+        _declared_hashes,
+        expect={"[WORK]/tools/mytool": _sha(_TOOL_V1)},
+    ),
+)
+
 
 def _declare(instance: Instance, *names: str, env: Mapping[str, str] | None = None) -> str:
     result = instance.must("hitl", "trust", "--policy", POLICY, *names, env=env)
     return result.stdout + result.stderr
 
 
-# function: needs capture
+# function: makes a symlink to the real echo (no step makes one)
 def test_hitl_trust_declares_a_name_as_its_real_path_and_hash_and_the_call_runs_unattended(
     instance: Instance,
 ) -> None:
@@ -261,25 +413,7 @@ def test_hitl_trust_declares_a_name_as_its_real_path_and_hash_and_the_call_runs_
     _run_lands_unattended(instance, env)
 
 
-# function: needs capture
-@defect(
-    "`contenox hitl trust --policy hitl-policy-pinned.json echo` writes only "
-    '"trusted_binaries": {"hashes": {"/usr/bin/echo": "<sha256>"}} — no "dirs" — and '
-    "`hitl trust --list` then says 'dirs: (none declared — any directory a name resolves "
-    "from is accepted…)'. trusted-binaries.md, Declaring path and hash: `contenox hitl trust "
-    "go git grep` 'resolves each name exactly as the evaluator will, and splices the result "
-    'into the policy\' — shown as "dirs": ["/usr/bin", "/usr/lib/go-1.22/bin"] beside the hashes.'
-)
-def test_hitl_trust_splices_the_binary_s_directory_into_dirs_beside_its_hash(
-    instance: Instance,
-) -> None:
-    policy = _setup(instance, None)
-    _declare(instance, "echo")
-    block = json.loads(policy.read_text())["trusted_binaries"]
-    assert block.get("dirs") == [str(_real_echo().parent)], block
-
-
-# function: needs capture
+# function: compares the rendered file with its bytes before the command
 def test_hitl_trust_refuses_to_write_into_a_rendered_envelope(instance: Instance) -> None:
     instance.init()
     rendered = instance.home / ".contenox" / ".generated" / "hitl-policy-default.json"
@@ -291,32 +425,7 @@ def test_hitl_trust_refuses_to_write_into_a_rendered_envelope(instance: Instance
     assert rendered.read_bytes() == before
 
 
-# function: needs capture
-def test_hitl_trust_refresh_rewrites_a_changed_digest_and_reports_it(instance: Instance) -> None:
-    tool = instance.write("tools/mytool", b"#!/bin/sh\nexit 0\n")
-    policy = _setup(instance, None)
-    _declare(instance, str(tool))
-    tool.write_bytes(b"#!/bin/sh\nexit 0\n# upgraded\n")
-    # An explicit file path works as well as a name on the search path.
-    result = instance.must("hitl", "trust", "--policy", str(policy), "--refresh")
-    assert str(tool) in result.stdout and _sha256(tool) in result.stdout, result.describe()
-    assert json.loads(policy.read_text())["trusted_binaries"]["hashes"] == {
-        str(tool): _sha256(tool)
-    }
-
-
-# function: needs capture
-def test_hitl_trust_remove_drops_a_declaration(instance: Instance) -> None:
-    tool = instance.write("tools/mytool", b"#!/bin/sh\nexit 0\n")
-    policy = _setup(instance, None)
-    _declare(instance, "echo", str(tool))
-    instance.must("hitl", "trust", "--policy", POLICY, "--remove", "echo")
-    assert json.loads(policy.read_text())["trusted_binaries"]["hashes"] == {
-        str(tool): _sha256(tool)
-    }
-
-
-# function: needs capture
+# function: deletes a file and puts a directory in its place between commands
 def test_hitl_trust_list_reports_missing_mismatch_unreadable_and_outside_dirs(
     instance: Instance,
 ) -> None:
@@ -349,21 +458,7 @@ def test_hitl_trust_list_reports_missing_mismatch_unreadable_and_outside_dirs(
         assert line in listing, f"{state}: {listing}"
 
 
-# function: needs capture
-def test_vet_warns_on_a_drifted_declaration_but_still_passes_the_policy(
-    instance: Instance,
-) -> None:
-    tool = instance.write("tools/mytool", b"#!/bin/sh\nexit 0\n")
-    policy = _setup(instance, None)
-    _declare(instance, str(tool))
-    tool.write_bytes(b"#!/bin/sh\nexit 1\n")
-    vetted = instance.contenox("vet", str(policy))
-    assert vetted.exit_code == 0, vetted.describe()
-    assert f"WARN {policy}" in vetted.stdout, vetted.describe()
-    assert f"{tool}: does not match the declared hash (on disk" in vetted.stdout, vetted.describe()
-
-
-# function: needs capture
+# function: copies the rendered envelope to its top-level place (no step copies)
 def test_doctor_reports_drift_of_the_active_policy_and_names_hitl_trust_refresh(
     instance: Instance,
 ) -> None:
@@ -385,6 +480,23 @@ def test_doctor_reports_drift_of_the_active_policy_and_names_hitl_trust_refresh(
     assert categories == {"policy"}, categories
 
 
+VET_DRIFT = _pinned(
+    "vet warns on a drifted declaration but still passes the policy",
+    None,
+    write("tools/mytool", _TOOL_V1),
+    _trust(_TOOL),
+    write("tools/mytool", "#!/bin/sh\nexit 1\n"),
+    step(
+        "vet",
+        "{home}/.contenox/" + POLICY,
+        stdout_has=[
+            "WARN {home}/.contenox/" + POLICY,
+            _TOOL + ": does not match the declared hash (on disk",
+        ],
+    ),
+)
+
+
 # --- in an envelope
 
 ENVELOPES = """
@@ -402,75 +514,80 @@ dirs = ["{dirs}"]
 """
 
 
-def _envelopes(instance: Instance, dirs: str, child_hash: bool) -> None:
+def _envelopes(dirs: str, child_hash: bool) -> Edit:
+    """Append the pinning envelopes to the global agents.toml; every run renders them afresh."""
     text = ENVELOPES.replace("{dirs}", dirs)
     if child_hash:
-        echo = _real_echo()
         text += (
             '\n[envelopes.pinchild]\nextends = "pinparent"\n'
             "\n[envelopes.pinchild.trusted_binaries.hashes]\n"
-            f'"{echo}" = "{_sha256(echo)}"\n'
+            f'"{_ECHO_PATH}" = "{_ECHO_SHA}"\n'
         )
-    instance.init()
-    # Appended to the global agents.toml `init` wrote; every run renders it afresh.
-    agents = instance.home / ".contenox" / "agents.toml"
-    agents.write_text(agents.read_text() + text)
-    instance.use_script(ECHO)
+    return edit("agents.toml", append=text, under="contenox")
 
 
-# function: needs capture
-def test_an_envelope_s_trusted_binaries_block_lets_a_trusted_name_run_unattended(
-    instance: Instance,
-) -> None:
-    _envelopes(instance, str(_real_echo().parent), child_hash=False)
-    instance.must("run", "--policy", "pinparent", "--timeout", "90s", "say hello", timeout=120)
-    assert approvals(instance) == []
+_RUN_PINPARENT = ("run", "--policy", "pinparent", "--timeout", "90s", "say hello")
 
-
-# function: needs background
-def test_an_envelope_s_trusted_binaries_block_withdraws_the_allow_outside_its_dirs(
-    instance: Instance,
-) -> None:
-    _envelopes(instance, "/nonexistent-trusted-dir", child_hash=False)
-    run = start_contenox(instance, "run", "--policy", "pinparent", "--timeout", "90s", "say hello")
-    ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
-    deny(instance, ask.id)
-    run.wait(timeout=90).assert_success()
-
-
-# function: needs capture
-def test_under_extends_a_child_adding_a_hash_keeps_the_parent_s_dirs(instance: Instance) -> None:
-    _envelopes(instance, "/nonexistent-trusted-dir", child_hash=True)
-    instance.must("init")  # renders the envelopes appended above
-    vetted = instance.contenox("vet", "--all").stdout
-    # The child's hash sits outside the parent's dirs: vet can only say so if the dirs survived.
-    child = instance.home / ".contenox" / ".generated" / "hitl-policy-pinchild.json"
-    assert f"WARN {child}" in vetted, vetted
-    assert f"{_real_echo()}: declared outside every trusted_binaries.dirs entry" in vetted, vetted
-
-
-# function: needs background
-@defect(
-    "with [envelopes.pinparent] (echo on its shell prefix_allowlist, trusted_binaries.dirs = "
-    '["/nonexistent-trusted-dir"]) in the WORKSPACE .contenox/agents.toml, `contenox init` '
-    "renders work/.contenox/.generated/hitl-policy-pinparent.json, and `contenox run --policy "
-    "pinparent` prints 'Mission fired … under envelope \"pinparent\"' — but its unit logs "
-    '\'hitl: policy "pinparent" unreadable, gating on default "hitl-policy-default.json" '
-    "instead: … open ~/.contenox/.generated/hitl-policy-pinparent.json: no such file', and echo "
-    "runs unattended under the default envelope's allowlist with no ask. agents.toml header: "
-    "'3. .contenox/agents.toml (workspace wins)'; trusted-binaries.md: 'An envelope carries it "
-    "verbatim into the rendered policy'."
+ENVELOPE_TRUSTS = Case(
+    name="an envelope's trusted_binaries block lets a trusted name run unattended",
+    script=ECHO,
+    steps=[
+        _envelopes(str(_ECHO_PATH.parent), child_hash=False),
+        step(*_RUN_PINPARENT, timeout=120),
+        _NO_ASKS,
+    ],
 )
-def test_an_envelope_declared_in_the_workspace_agents_toml_governs_the_run(
-    instance: Instance,
-) -> None:
-    instance.write(".contenox/agents.toml", ENVELOPES.replace("{dirs}", "/nonexistent-dir"))
-    instance.init()
-    instance.use_script(ECHO)
-    run = start_contenox(instance, "run", "--policy", "pinparent", "--timeout", "90s", "say hello")
-    ask = await_approval(instance, 60, tool="local_shell.local_shell", run=run)
-    deny(instance, ask.id)
-    run.wait(timeout=90).assert_success()
+
+_DENIED_ASK = (
+    background("run", *_RUN_PINPARENT),
+    await_ask("ask", tool="local_shell.local_shell", timeout=60),
+    respond("ask", "deny"),
+    wait("run"),
+)
+
+ENVELOPE_WITHDRAWS = Case(
+    name="an envelope's trusted_binaries block withdraws the allow outside its dirs",
+    script=ECHO,
+    steps=[_envelopes("/nonexistent-trusted-dir", child_hash=False), *_DENIED_ASK],
+)
+
+CHILD_KEEPS_DIRS = Case(
+    name="under extends a child adding a hash keeps the parent's dirs",
+    steps=[
+        _envelopes("/nonexistent-trusted-dir", child_hash=True),
+        step("init"),  # renders the envelopes appended above
+        # The child's hash sits outside the parent's dirs: vet can only say so if the dirs
+        # survived.
+        step(
+            "vet",
+            "--all",
+            exit_code=None,
+            stdout_has=[
+                "WARN {home}/.contenox/.generated/hitl-policy-pinchild.json",
+                f"{_ECHO_PATH}: declared outside every trusted_binaries.dirs entry",
+            ],
+        ),
+    ],
+)
+
+WORKSPACE_ENVELOPE = Case(
+    name="an envelope declared in the workspace agents.toml governs the run",
+    script=ECHO,
+    files={".contenox/agents.toml": ENVELOPES.replace("{dirs}", "/nonexistent-dir")},
+    steps=list(_DENIED_ASK),
+    defect=(
+        "with [envelopes.pinparent] (echo on its shell prefix_allowlist, trusted_binaries.dirs "
+        '= ["/nonexistent-trusted-dir"]) in the WORKSPACE .contenox/agents.toml, `contenox '
+        "init` renders work/.contenox/.generated/hitl-policy-pinparent.json, and `contenox run "
+        "--policy pinparent` prints 'Mission fired … under envelope \"pinparent\"' — but its "
+        'unit logs \'hitl: policy "pinparent" unreadable, gating on default '
+        '"hitl-policy-default.json" instead: … open '
+        "~/.contenox/.generated/hitl-policy-pinparent.json: no such file', and echo runs "
+        "unattended under the default envelope's allowlist with no ask. agents.toml header: "
+        "'3. .contenox/agents.toml (workspace wins)'; trusted-binaries.md: 'An envelope carries "
+        "it verbatim into the rendered policy'."
+    ),
+)
 
 
 # --- the reason on the card
@@ -502,7 +619,7 @@ def _acp_ask_detail(instance: Instance, trusted: Mapping[str, Any], env: Mapping
     return str(ask.meta.get("detail", ""))
 
 
-# function: needs acp
+# function: reads the permission request's _meta detail, which prompt() does not expose
 def test_the_approval_card_names_the_real_path_a_name_resolved_outside_the_trusted_dirs(
     instance: Instance,
 ) -> None:
@@ -519,7 +636,7 @@ def test_the_approval_card_names_the_real_path_a_name_resolved_outside_the_trust
     assert "allow refused" in detail, detail
 
 
-# function: needs acp
+# function: reads the permission request's _meta detail, which prompt() does not expose
 def test_the_approval_card_says_a_changed_binary_does_not_match_its_declared_hash(
     instance: Instance,
 ) -> None:
@@ -529,9 +646,16 @@ def test_the_approval_card_says_a_changed_binary_does_not_match_its_declared_has
     assert "re-declare after verifying the upgrade, or investigate" in detail, detail
 
 
-# function: needs capture
-def test_the_shipped_envelopes_declare_no_trusted_binaries(instance: Instance) -> None:
-    instance.init()
-    listing = instance.must("hitl", "trust", "--list", "--policy", "hitl-policy-default.json")
-    assert "hashes: (none declared" in listing.stdout, listing.describe()
-    assert "dirs: (none declared" in listing.stdout, listing.describe()
+SHIPPED_UNPINNED = Case(
+    name="the shipped envelopes declare no trusted binaries",
+    steps=[
+        step(
+            "hitl",
+            "trust",
+            "--list",
+            "--policy",
+            "hitl-policy-default.json",
+            stdout_has=["hashes: (none declared", "dirs: (none declared"],
+        )
+    ],
+)

@@ -20,6 +20,7 @@ from harness import (
     Script,
     await_ask,
     background,
+    edit,
     edit_dialog,
     keys,
     probe,
@@ -49,9 +50,11 @@ def suite(
 
 
 HEADER = """
+import os
 import re
 import signal as sig
-from harness import (Case, Script, Turn, await_ask, background, column, edit_dialog, group,
+from harness import (Case, Script, Turn, await_ask, background, column, edit, edit_dialog,
+    group,
     json_path, keys, probe, prompt, respond, satisfies, screen, signal, step, wait, write)
 from harness import probes
 
@@ -216,6 +219,41 @@ ELSEWHERE = Case(
     assert "in tmp/other-project/" in snap and "[TMP]/other-project" in snap, snap
 
 
+def test_edit_replaces_and_appends_and_fails_naming_a_regex_that_matches_nothing(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+EDITED = Case(
+    name="a file is edited between steps",
+    init=False,
+    files={"conf.toml": 'allowed = "ls,git"\\n'},
+    steps=[
+        edit("conf.toml", replace={r'(?m)^allowed = ".*"$': 'allowed = ""'}, append="extra = 1\\n"),
+        step("show-file", "conf.toml", stdout_has=['allowed = ""', "extra = 1"],
+             stdout_lacks=["ls,git"]),
+        edit("new/created.txt", append="made", executable=True),
+        step("show-file", "new/created.txt", stdout_has=["made"]),
+        probe("created.txt is executable",
+              lambda i: os.access(i.work / "new/created.txt", os.X_OK), expect=True),
+    ],
+)
+
+MISSED = Case(
+    name="an edit whose regex matches nothing fails",
+    init=False,
+    files={"conf.toml": "x = 1\\n"},
+    steps=[edit("conf.toml", replace={"nothing-like-this": "y"})],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*edit 'conf.toml' in the workspace: 'nothing-like-this' matches*"]
+    )
+
+
 def test_a_json_path_capture_and_a_probe_predicate(suite: pytest.Pytester) -> None:
     result = run_cases(
         suite,
@@ -255,16 +293,17 @@ ACP = Case(
     name="prompts over acp",
     init=False,
     steps=[
-        prompt("hello", text_has=["Hello"]),
+        prompt("hello", text_has=["Hello"], permission_requests=0),
         prompt("write out.txt", permission="allow", files_written=["out.txt"],
-               requests=["session/request_permission", "fs/write_text_file"]),
+               requests=["session/request_permission", "fs/write_text_file"],
+               permission_requests=1),
         prompt("write denied.txt", permission="deny", files_written=[]),
     ],
 )
 WRONG = Case(
     name="a prompt expectation fails",
     init=False,
-    steps=[prompt("hello", stop_reason="cancelled", text_has=["Goodbye"])],
+    steps=[prompt("hello", stop_reason="cancelled", text_has=["Goodbye"], permission_requests=1)],
 )
 """,
     )
@@ -273,6 +312,7 @@ WRONG = Case(
         [
             "*expected stop reason 'cancelled', got 'end_turn'*",
             "*expected the agent's text to contain 'Goodbye'*",
+            "*expected 1 permission request(s), got 0*",
         ]
     )
 
@@ -363,6 +403,21 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         "write outside the scratch root",
         lambda: write("../../x", "y"),
         ["Write path '../../x' leaves the scratch root"],
+    ),
+    (
+        "permission requests not a count",
+        lambda: prompt("hi", permission_requests=-1),
+        ["Prompt permission_requests must be a count (0, 1, …), got -1"],
+    ),
+    (
+        "edit that changes nothing",
+        lambda: edit("agents.toml", under="contenox"),
+        ["Edit append must be given (or replace={regex: text}): it changes nothing"],
+    ),
+    (
+        "edit under an unknown root",
+        lambda: edit("x", append="y", under="etc"),
+        ["Edit under must be one of ['contenox', 'home', 'work'], got 'etc'"],
     ),
     (
         "wait for nothing started",

@@ -778,6 +778,99 @@ def write(path: str, text: str, *, home: bool = False) -> Write:
     return Write(path=path, text=text, home=home)
 
 
+_UNDER = {"work": "the workspace", "contenox": "~/.contenox", "home": "the scratch $HOME"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edit(Action):
+    """Change a file ``contenox init`` (or a step) wrote, or create one outside the workspace.
+
+    ``path`` is relative to ``under``: ``"work"`` (the workspace), ``"contenox"``
+    (``~/.contenox``) or ``"home"`` (the scratch ``$HOME``). Each regex of
+    ``replace`` must match the file at least once (else the step fails naming
+    it) and every match is replaced; then ``append`` is added at the end (a
+    missing file starts empty, so ``append`` alone creates one).
+    ``executable=True`` then makes the file executable (mode 0755): a planted
+    program, a tool to pin.
+    """
+
+    kind: ClassVar[str] = "edit"
+    path: str
+    append: str = ""
+    replace: Mapping[str, str] = field(default_factory=dict)
+    under: str = "work"
+    executable: bool = False
+
+    def _prepare(self) -> None:
+        object.__setattr__(self, "replace", dict(self.replace))
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        _relative(self.path, "path", problem)
+        if self.under not in _UNDER:
+            raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
+        if not isinstance(self.append, str):
+            raise problem("append", f"must be a string, got {type(self.append).__name__}")
+        for pattern, text in self.replace.items():
+            if not isinstance(pattern, str) or not isinstance(text, str):
+                raise problem("replace", f"must map regex → text, got {pattern!r}: {text!r}")
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise problem("replace", f"{pattern!r} is not a regex: {err}") from None
+        if not self.append and not self.replace and not self.executable:
+            raise problem("append", "must be given (or replace={regex: text}): it changes nothing")
+
+    def texts(self) -> Iterator[tuple[str, object]]:
+        yield "path", self.path
+        yield "append", self.append
+        for text in self.replace.values():
+            yield "replace", text
+
+    def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
+        rel = run.fill(self.path)
+        base = {
+            "work": run.instance.work,
+            "contenox": run.instance.home / ".contenox",
+            "home": run.instance.home,
+        }[self.under]
+        target = base / rel
+        text = target.read_text(encoding="utf-8") if target.exists() else ""
+        for pattern, replacement in self.replace.items():
+            text, count = re.subn(pattern, run.fill(replacement), text)
+            if not count:
+                raise AssertionError(
+                    f"edit {rel!r} in {_UNDER[self.under]}: {pattern!r} matches nothing in\n{text}"
+                )
+        text += run.fill(self.append)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        if self.executable:
+            target.chmod(0o755)
+        shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
+        changes = [f"replaced {p!r}" for p in self.replace] + (["appended"] if self.append else [])
+        changes += ["made executable"] if self.executable else []
+        run.instance.recorder.note(f"edited {shown_path}: {', '.join(changes)}")
+
+
+def edit(
+    path: str,
+    *,
+    append: str = "",
+    replace: Mapping[str, str] | None = None,
+    under: str = "work",
+    executable: bool = False,
+) -> Edit:
+    """Change a file between steps: ``edit("agents.toml", append=TABLE, under="contenox")``."""
+    return Edit(
+        path=path,
+        append=append,
+        replace=dict(replace or {}),
+        under=under,
+        executable=executable,
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class EditDialog(Action):
     """Rewrite the dialog file of backend ``backend`` with ``script`` (contenox rewinds it)."""
@@ -821,9 +914,10 @@ class Prompt(Action):
 
     ``permission`` rules every permission request of this turn (``allow``,
     ``deny``, ``defer``, ``cancel``). ``stop_reason`` (None: any), ``text_has``,
-    ``files_written`` (paths relative to the workspace, in order) and
-    ``requests`` (agent→client methods that must be among those seen) are
-    what must hold. ``acp_args``/``refuse_writes`` apply when the session opens.
+    ``files_written`` (paths relative to the workspace, in order),
+    ``requests`` (agent→client methods that must be among those seen) and
+    ``permission_requests`` (how many the turn raised, exactly) are what must
+    hold. ``acp_args``/``refuse_writes`` apply when the session opens.
     """
 
     kind: ClassVar[str] = "prompt"
@@ -837,6 +931,7 @@ class Prompt(Action):
     terminal_commands: Sequence[str] | None = None
     tool_output_has: Sequence[Expectation] = ()
     requests: Sequence[str] = ()
+    permission_requests: int | None = None
     timeout: float | None = None
     acp_args: Sequence[str] = ()
     refuse_writes: bool = False
@@ -866,6 +961,9 @@ class Prompt(Action):
                 if not isinstance(item, (str, re.Pattern)):
                     raise problem(name, f"must hold strings or regexes, got {item!r}")
         _strings(self.requests, "requests", problem)
+        count = self.permission_requests
+        if count is not None and (type(count) is not int or count < 0):
+            raise problem("permission_requests", f"must be a count (0, 1, …), got {count!r}")
         _strings(self.acp_args, "acp_args", problem)
         for name in ("files_written", "files_read"):
             paths = getattr(self, name)
@@ -918,6 +1016,12 @@ class Prompt(Action):
             needle = fill_expectation(needle, run.captures)
             if not found(needle, outputs):
                 problems.append(f"expected a tool output to contain {shown(needle)}")
+        if self.permission_requests is not None:
+            asked = len(turn.permission_requests)
+            if asked != self.permission_requests:
+                problems.append(
+                    f"expected {self.permission_requests} permission request(s), got {asked}"
+                )
         seen = [r.method for r in turn.requests]
         for method in self.requests:
             if method not in seen:
