@@ -488,6 +488,9 @@ FIRE_VAULT = (
     "60s",
 )
 FIRED = 'Mission fired at agent "vaultfiler" under envelope "hitl-policy-vault.json"'
+# contenox cuts the exhausted script's path at a width, so the scratch root's length decides
+# where: the cut path is redacted whole.
+CUT_PATH = {r'script "[^"\n]*…': 'script "[CUT PATH]…'}
 FILES_THE_NOTE = Script(
     turns=[
         Turn(text="Listing the inbox.", tool_calls=[LS_INBOX]),
@@ -502,6 +505,7 @@ FILES_THE_NOTE = Script(
 THE_VAULT_AGENT_FILES_A_NOTE = Case(
     name="vault agent fired under the activated envelope writes its note into the vault",
     script=FILES_THE_NOTE,
+    redact=CUT_PATH,
     files=VAULT_FILES,
     steps=[ACTIVATE, step(*FIRE_VAULT, exit_code=None, stdout_has=[FIRED])],
     probes=[
@@ -528,6 +532,7 @@ THE_VAULT_MISSION_LANDS = Case(
 
 THE_VAULT_FENCE_HOLDS = Case(
     name="vault agent a write into the inbox is denied by the envelope and nothing is written",
+    redact=CUT_PATH,
     script=Script(
         turns=[
             Turn(
