@@ -796,9 +796,11 @@ class Prompt(Action):
 
     ``permission`` rules every permission request of this turn (``allow``,
     ``deny``, ``defer``, ``cancel``). ``stop_reason`` (None: any), ``text_has``,
-    ``files_written`` (paths relative to the workspace, in order) and
-    ``requests`` (agent→client methods that must be among those seen) are
-    what must hold. ``acp_args``/``refuse_writes`` apply when the session opens.
+    ``files_written`` (paths relative to the workspace, in order),
+    ``requests`` (agent→client methods that must be among those seen) and
+    ``requests_lack`` (methods that must not be) are what must hold.
+    ``acp_command`` (``acp`` or ``acpx``), ``acp_args`` and ``refuse_writes``
+    apply when the session opens.
     """
 
     kind: ClassVar[str] = "prompt"
@@ -812,12 +814,21 @@ class Prompt(Action):
     terminal_commands: Sequence[str] | None = None
     tool_output_has: Sequence[Expectation] = ()
     requests: Sequence[str] = ()
+    requests_lack: Sequence[str] = ()
     timeout: float | None = None
+    acp_command: str = "acp"
     acp_args: Sequence[str] = ()
     refuse_writes: bool = False
 
     def _prepare(self) -> None:
-        for name in ("text_has", "text_lacks", "tool_output_has", "requests", "acp_args"):
+        for name in (
+            "text_has",
+            "text_lacks",
+            "tool_output_has",
+            "requests",
+            "requests_lack",
+            "acp_args",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (str, re.Pattern)):
                 object.__setattr__(self, name, _tuple(value))
@@ -841,7 +852,10 @@ class Prompt(Action):
                 if not isinstance(item, (str, re.Pattern)):
                     raise problem(name, f"must hold strings or regexes, got {item!r}")
         _strings(self.requests, "requests", problem)
+        _strings(self.requests_lack, "requests_lack", problem)
         _strings(self.acp_args, "acp_args", problem)
+        if self.acp_command not in ("acp", "acpx"):
+            raise problem("acp_command", f"must be 'acp' or 'acpx', got {self.acp_command!r}")
         for name in ("files_written", "files_read"):
             paths = getattr(self, name)
             if paths is not None:
@@ -897,6 +911,9 @@ class Prompt(Action):
         for method in self.requests:
             if method not in seen:
                 problems.append(f"expected a {method} request, saw {seen}")
+        for method in self.requests_lack:
+            if method in seen:
+                problems.append(f"expected no {method} request, saw {seen}")
         if problems:
             raise AssertionError(
                 "prompt failed:\n  - " + "\n  - ".join(problems) + "\n" + turn.describe()
