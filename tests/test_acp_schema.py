@@ -169,7 +169,7 @@ BAD: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
         update(sessionUpdate="agent_message_chunk", content={"type": "foo"}),
         None,
         [
-            "ACP schema: session/update params.update.content.type: \"foo\" is not one of "
+            'ACP schema: session/update params.update.content.type: "foo" is not one of '
             "'text', 'image', 'audio', 'resource_link', 'resource'"
         ],
     ),
@@ -178,7 +178,7 @@ BAD: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
         update(sessionUpdate="progress"),
         None,
         [
-            "ACP schema: session/update params.update.sessionUpdate: \"progress\" is not one of "
+            'ACP schema: session/update params.update.sessionUpdate: "progress" is not one of '
             "'user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', "
             "'tool_call_update', 'plan', 'plan_update', 'plan_removed', "
             "'available_commands_update', 'current_mode_update', 'config_option_update', "
@@ -205,7 +205,7 @@ BAD: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
         update(sessionUpdate="tool_call", toolCallId="c", title="t", status="running"),
         None,
         [
-            "ACP schema: session/update params.update.status: \"running\" is not one of "
+            'ACP schema: session/update params.update.status: "running" is not one of '
             "'pending', 'in_progress', 'completed' or 'failed'"
         ],
     ),
@@ -252,7 +252,7 @@ BAD: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
         result({"stopReason": "done"}),
         "session/prompt",
         [
-            "ACP schema: session/prompt response result.stopReason: \"done\" is not one of "
+            'ACP schema: session/prompt response result.stopReason: "done" is not one of '
             "'end_turn', 'max_tokens', 'max_turn_requests', 'refusal' or 'cancelled'"
         ],
     ),
@@ -281,7 +281,7 @@ BAD: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
         ),
         "session/new",
         [
-            "ACP schema: session/new response result.configOptions[0].category: \"context\" is "
+            'ACP schema: session/new response result.configOptions[0].category: "context" is '
             "not one of 'mode', 'model', 'model_config', 'thought_level', nor an extension "
             "value (one starting with '_'); unknown values without '_' are reserved for future "
             "ACP variants"
@@ -301,7 +301,9 @@ BAD: list[tuple[str, dict[str, Any], str | None, list[str]]] = [
         "a response with both result and error",
         {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
         "session/new",
-        ["ACP schema: session/new response (message): a response carries exactly one of result, error"],
+        [
+            "ACP schema: session/new response (message): a response carries exactly one of result, error"
+        ],
     ),
     (
         "a response id that is an object",
@@ -378,9 +380,6 @@ def test_the_package_still_salvages_outside_the_check() -> None:
     assert chunk.message_id is None
 
 
-CATEGORY_AT = "session/new response"
-
-
 def config_result(category: str) -> dict[str, Any]:
     return result(
         {
@@ -408,6 +407,12 @@ def test_a_known_violation_covers_only_the_values_it_lists() -> None:
     [unlisted] = check(other, "session/new")
     assert known(unlisted, other) is None
     assert known(violation, listed, allowed=()) is None
+    # The same options, answered to session/load, are the same finding.
+    [loaded] = check(listed, "session/load")
+    assert known(loaded, listed) is entry
+    # …but not in a message the entry does not name.
+    elsewhere = Violation("session/prompt response", loaded.path, loaded.problem)
+    assert known(elsewhere, listed) is None
 
 
 def test_every_known_violation_names_its_finding_spec_and_quarantined_case() -> None:
