@@ -95,6 +95,9 @@ def test_the_session_advertises_its_slash_commands_to_the_client(instance: Insta
 A_CANCEL_RULING_ENDS_THE_TURN_CANCELLED = Case(
     name="a permission ask the editor cancels ends the turn cancelled and writes nothing",
     script=WRITE_THEN_MAYBE_CLOSE,
+    # Whether the write's `tool_call` (pending) update reaches the client before
+    # the cancel does is a race: two clean runs recorded it once and not once.
+    snapshot=False,
     steps=[
         prompt(
             "write the greeting",
