@@ -303,6 +303,10 @@ class Recorder:
             entry["requests"] = requests
         self.entries.append(entry)
 
+    def acp_schema(self, violation: str) -> None:
+        """A message the agent sent broke the ACP schema (the case fails on it)."""
+        self.entries.append({"acp_schema": violation})
+
     def probe(self, name: str, args: Sequence[object], value: object) -> None:
         """A probe's typed value, by name."""
         shown = name + "(" + ", ".join(repr(a) for a in args) + ")" if args else name

@@ -19,7 +19,9 @@ peer fails the case with every message received so far and the agent's stderr.
 
 Messages are kept as the plain dicts that crossed the wire, never parsed into
 models: a black-box client must record what arrived, including what a typed
-schema would reject or quietly normalise.
+schema would reject or quietly normalise. Each message the agent sends is
+*checked* against the ACP schema as it arrives (:mod:`.schema`): one that breaks
+it fails the case naming the method and the field.
 
 The package splits the client along its jobs: :mod:`.wire` (JSON-RPC framing,
 the pump, timeouts), :mod:`.editor` (the editor-side handlers: ``fs/*``,
@@ -36,6 +38,13 @@ from .client import (
     open_acp,
 )
 from .editor import FULL_CAPABILITIES, Editor
+from .schema import (
+    KNOWN_VIOLATIONS,
+    SCHEMA_PROTOCOL_VERSION,
+    SCHEMA_REF,
+    KnownViolation,
+    Violation,
+)
 from .turn import AgentRequest, PermissionAsk, PromptTurn, Ruling
 from .wire import AcpError, AcpTimeout, Wire, WireMessage
 
@@ -43,16 +52,21 @@ __all__ = [
     "DEFAULT_LINGER",
     "DEFAULT_TIMEOUT",
     "FULL_CAPABILITIES",
+    "KNOWN_VIOLATIONS",
     "PROTOCOL_VERSION",
+    "SCHEMA_PROTOCOL_VERSION",
+    "SCHEMA_REF",
     "AcpClient",
     "AcpError",
     "AcpTimeout",
     "AgentRequest",
     "Editor",
+    "KnownViolation",
     "PendingPrompt",
     "PermissionAsk",
     "PromptTurn",
     "Ruling",
+    "Violation",
     "Wire",
     "WireMessage",
     "open_acp",

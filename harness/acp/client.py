@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ..process import Process, start_in
 from ..result import CommandTimeout, notices
 from .editor import FULL_CAPABILITIES, Editor
+from .schema import KNOWN_VIOLATIONS, KnownViolation, Violation, known
 from .turn import PermissionAsk, PromptTurn, Ruling
 from .wire import AcpError, Wire, WireMessage
 
@@ -70,14 +71,18 @@ class AcpClient:
         timeout: float = DEFAULT_TIMEOUT,
         linger: float = DEFAULT_LINGER,
         recorder: Recorder | None = None,
+        schema_allowed: Sequence[KnownViolation] = KNOWN_VIOLATIONS,
     ) -> None:
         """Attach to the agent ``process`` (started with ``queue_lines=True``).
 
         ``env`` is what the editor's terminals run with (the agent's own, as
         an editor would pass on); files and terminal cwds outside ``roots``
-        (default: the workspace) are refused.
+        (default: the workspace) are refused. Every message the agent sends
+        is checked against the ACP schema; one that breaks it fails the case,
+        unless ``schema_allowed`` lists it as a known violation (``()``: none).
         """
-        self.wire = Wire(process, timeout=timeout)
+        self.wire = Wire(process, timeout=timeout, on_violation=self._on_violation)
+        self.schema_allowed = tuple(schema_allowed)
         self.editor = Editor(
             workspace=workspace,
             roots=roots,
@@ -94,6 +99,13 @@ class AcpClient:
         self.recorder = recorder
         self.session_id: str | None = None
         self._closed_code: int | None = None
+
+    def _on_violation(self, message: WireMessage, violation: Violation) -> bool:
+        if known(violation, message.payload, self.schema_allowed) is not None:
+            return True
+        if self.recorder is not None:
+            self.recorder.acp_schema(str(violation))
+        return False
 
     # -- views onto the parts ------------------------------------------
 
@@ -372,13 +384,16 @@ def open_acp(
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     linger: float = DEFAULT_LINGER,
+    schema_allowed: Sequence[KnownViolation] = KNOWN_VIOLATIONS,
 ) -> AcpClient:
     """``contenox acp <args>`` in ``instance`` with an editor attached; cleaned up at the end.
 
     With ``handshake`` (the default) it is already initialized (full
     capabilities unless ``capabilities`` says otherwise) and holds a session
     whose cwd is the workspace. Files and terminals are served inside the
-    instance root only.
+    instance root only. Every message the agent sends is checked against the
+    ACP schema (:mod:`harness.acp.schema`); ``schema_allowed=()`` lets no
+    known violation through.
 
     Leave it running and the case fails at teardown; ``with`` closes it
     (stdin closed, exit awaited) as an editor quitting does::
@@ -408,6 +423,7 @@ def open_acp(
         timeout=timeout,
         linger=linger,
         recorder=instance.recorder,
+        schema_allowed=schema_allowed,
     )
     instance.cleanups.append(client.release_terminals)
     if handshake:

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..process import Process
 from ..result import notices
+from .schema import Violation, check
 
 __all__ = [
     "AcpError",
@@ -78,6 +79,11 @@ class WireMessage:
 # ``error`` member, or None to leave the request unanswered (a deferred ask).
 Handler: TypeAlias = Callable[[WireMessage], Mapping[str, JSON] | None]
 
+# Told of every schema violation in a message the agent sent, before the wire
+# fails on it; returns True when the violation is a known one (see
+# :mod:`harness.acp.known`) and the exchange may go on.
+SchemaHook: TypeAlias = Callable[[WireMessage, Violation], bool]
+
 
 class Wire:
     """JSON-RPC over one agent process: send, receive, wait; every message recorded.
@@ -85,10 +91,20 @@ class Wire:
     ``process`` must have been started with ``queue_lines=True`` (its stdout
     lines are the messages). ``on_request`` answers each request the agent
     makes; without one, the agent's requests go unanswered.
+
+    Every message the agent sends is checked against the ACP schema
+    (:func:`harness.acp.schema.check`) as it arrives; a violation fails the
+    exchange naming the method and the field, unless ``on_violation`` (told
+    of each) says it is a known one. ``violations`` keeps every one seen.
     """
 
     def __init__(
-        self, process: Process, *, timeout: float, on_request: Handler | None = None
+        self,
+        process: Process,
+        *,
+        timeout: float,
+        on_request: Handler | None = None,
+        on_violation: SchemaHook | None = None,
     ) -> None:
         if process.lines is None:
             raise ValueError(
@@ -99,7 +115,12 @@ class Wire:
         self.process = process
         self.timeout = timeout
         self.on_request = on_request
+        self.on_violation = on_violation
         self.messages: list[WireMessage] = []
+        self.violations: list[Violation] = []
+        # The method of each request sent and not yet answered, by id: what a
+        # response is checked against.
+        self._asked: dict[str, str] = {}
         self._inbox: queue.Queue[bytes] = process.lines
         self._next_id = 0
         self._responses: dict[str, Mapping[str, JSON]] = {}
@@ -146,6 +167,7 @@ class Wire:
     def request_async(self, method: str, params: Mapping[str, JSON]) -> int:
         """Send a request without waiting; :meth:`wait_response` collects the answer."""
         self._next_id += 1
+        self._asked[json.dumps(self._next_id)] = method
         self.send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params})
         return self._next_id
 
@@ -174,6 +196,7 @@ class Wire:
             )
         message = WireMessage("received", payload, time.monotonic())
         self.messages.append(message)
+        self._check_schema(message)
         if message.is_response:
             self._responses[json.dumps(payload.get("id"))] = payload
         elif message.is_request and self.on_request is not None:
@@ -181,6 +204,19 @@ class Wire:
             if reply is not None:
                 self.send({"jsonrpc": "2.0", "id": payload.get("id"), **reply})
         return True
+
+    def _check_schema(self, message: WireMessage) -> None:
+        answers = None
+        if message.is_response:
+            answers = self._asked.pop(json.dumps(message.payload.get("id")), None)
+        for violation in check(message.payload, answers):
+            self.violations.append(violation)
+            known = self.on_violation(message, violation) if self.on_violation else False
+            if not known:
+                raise self.fail(
+                    f"{violation}\nin the message the agent sent: {message.line()}",
+                    since=len(self.messages) - 1,
+                )
 
     def pump(self, done: Callable[[], bool], timeout: float, what: str, since: int) -> None:
         deadline = time.monotonic() + timeout

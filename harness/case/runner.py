@@ -81,7 +81,10 @@ class Run:
             from ..acp import open_acp
 
             self.client = open_acp(
-                self.instance, *first.acp_args, refuse_writes=first.refuse_writes
+                self.instance,
+                *first.acp_args,
+                subcommand=first.acp_command,
+                refuse_writes=first.refuse_writes,
             )
         return self.client
 

@@ -915,9 +915,11 @@ class Prompt(Action):
     ``permission`` rules every permission request of this turn (``allow``,
     ``deny``, ``defer``, ``cancel``). ``stop_reason`` (None: any), ``text_has``,
     ``files_written`` (paths relative to the workspace, in order),
-    ``requests`` (agent→client methods that must be among those seen) and
-    ``permission_requests`` (how many the turn raised, exactly) are what must
-    hold. ``acp_args``/``refuse_writes`` apply when the session opens.
+    ``requests`` (agent→client methods that must be among those seen),
+    ``requests_lack`` (methods that must not be) and ``permission_requests``
+    (how many the turn raised, exactly) are what must hold.
+    ``acp_command`` (``acp`` or ``acpx``), ``acp_args`` and ``refuse_writes``
+    apply when the session opens.
     """
 
     kind: ClassVar[str] = "prompt"
@@ -932,12 +934,21 @@ class Prompt(Action):
     tool_output_has: Sequence[Expectation] = ()
     requests: Sequence[str] = ()
     permission_requests: int | None = None
+    requests_lack: Sequence[str] = ()
     timeout: float | None = None
+    acp_command: str = "acp"
     acp_args: Sequence[str] = ()
     refuse_writes: bool = False
 
     def _prepare(self) -> None:
-        for name in ("text_has", "text_lacks", "tool_output_has", "requests", "acp_args"):
+        for name in (
+            "text_has",
+            "text_lacks",
+            "tool_output_has",
+            "requests",
+            "requests_lack",
+            "acp_args",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (str, re.Pattern)):
                 object.__setattr__(self, name, _tuple(value))
@@ -964,7 +975,10 @@ class Prompt(Action):
         count = self.permission_requests
         if count is not None and (type(count) is not int or count < 0):
             raise problem("permission_requests", f"must be a count (0, 1, …), got {count!r}")
+        _strings(self.requests_lack, "requests_lack", problem)
         _strings(self.acp_args, "acp_args", problem)
+        if self.acp_command not in ("acp", "acpx"):
+            raise problem("acp_command", f"must be 'acp' or 'acpx', got {self.acp_command!r}")
         for name in ("files_written", "files_read"):
             paths = getattr(self, name)
             if paths is not None:
@@ -1026,6 +1040,9 @@ class Prompt(Action):
         for method in self.requests:
             if method not in seen:
                 problems.append(f"expected a {method} request, saw {seen}")
+        for method in self.requests_lack:
+            if method in seen:
+                problems.append(f"expected no {method} request, saw {seen}")
         if problems:
             raise AssertionError(
                 "prompt failed:\n  - " + "\n  - ".join(problems) + "\n" + turn.describe()

@@ -13,6 +13,7 @@ The prompt's text picks the behaviour, so one agent serves a whole test:
                      process" answering); a cancelled ask ends "cancelled"
 ``silence``          never answer
 ``garbage``          write a line that is not JSON-RPC
+``malformed``        a message chunk whose content type the ACP schema lacks
 anything else        end_turn with "unknown prompt"
 
 ``session/list`` returns the one session; stderr carries a log line and a notice.
@@ -145,6 +146,8 @@ def prompt(rid: object, text: str) -> None:
         say(f"ruled: {json.dumps(outcome)}")
     elif head == "silence":
         return
+    elif head == "malformed":
+        update("agent_message_chunk", content={"type": "foo", "text": "?"})
     elif head == "garbage":
         sys.stdout.write("this is not json\n")
         sys.stdout.flush()

@@ -1,0 +1,243 @@
+"""The editor surface checked from the client's seat: every message against the ACP schema,
+the handshake an editor relies on, the rulings an editor can give, `--hitl-policy` on `acp`.
+
+development/acp-client.md and contenox-cli.md `### contenox acp / contenox acpx`.
+Every ACP case in the suite validates what contenox sends (harness/acp/schema.py);
+the first case here allows no known violation, so it stays quarantined until
+contenox's own messages conform.
+"""
+
+from __future__ import annotations
+
+from dialogs import WRITE_GREETING, workspace_file
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    defect,
+    open_acp,
+    prompt,
+    route,
+    step,
+)
+
+# The greeting write whose closing turn a cancelled turn never asks for.
+WRITE_THEN_MAYBE_CLOSE = Script(
+    turns=[
+        route(),
+        Turn(
+            text="Writing the greeting.",
+            tool_calls=[ToolCall("write_file", {"path": "out.txt", "content": "hello\n"})],
+        ),
+        Turn(text="Done.", optional=True),
+    ]
+)
+
+
+# function: it opens the session with no known violation allowed (schema_allowed=()),
+# which a prompt step cannot say.
+@defect(
+    "contenox acp's session/new answers configOptions whose categories are 'context' "
+    "(token-limit) and 'agent' (agent): neither is one of the schema's "
+    "SessionConfigOptionCategory values ('mode', 'model', 'model_config', 'thought_level') "
+    "nor an extension value starting with '_' (its hitl-policy option rightly says "
+    "'_hitl_policy'); the schema reserves unknown values without '_' for future ACP variants "
+    "(agent-client-protocol 0.12.1, schema-v1.19.0)"
+)
+def test_every_message_of_an_editor_session_conforms_to_the_acp_schema(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(WRITE_GREETING)
+    with open_acp(instance, permission="allow", schema_allowed=()) as acp:
+        turn = acp.prompt("write the greeting")
+        acp.list_sessions()
+    assert turn.stop_reason == "end_turn", turn.describe()
+    assert acp.wire.violations == []
+
+
+# function: it reads the initialize result, which no step exposes.
+def test_initialize_answers_protocol_version_1_and_the_capabilities_an_editor_relies_on(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), "Hello."]))
+    with open_acp(instance, handshake=False) as acp:
+        result = acp.initialize()
+        acp.new_session()
+        acp.prompt("hello")
+    instance.recorder.note(
+        f"initialize: protocolVersion {result.get('protocolVersion')}, "
+        f"agentInfo {(result.get('agentInfo') or {}).get('name')}"
+    )
+    assert result.get("protocolVersion") == 1, result
+    capabilities = result.get("agentCapabilities") or {}
+    # Session history replays in the editor: session/load.
+    assert capabilities.get("loadSession") is True, result
+    assert (result.get("agentInfo") or {}).get("name") == "contenox", result
+
+
+# function: it reads the session/update kinds of the turn (available_commands_update),
+# which no step exposes.
+def test_the_session_advertises_its_slash_commands_to_the_client(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), "Hello."]))
+    with open_acp(instance) as acp:
+        turn = acp.prompt("hello")
+    [advert] = turn.updates_of("available_commands_update")
+    names = [c.get("name") for c in advert.get("availableCommands") or []]
+    instance.recorder.note(f"available commands: {names}")
+    assert "mission" in names, names
+
+
+A_CANCEL_RULING_ENDS_THE_TURN_CANCELLED = Case(
+    name="a permission ask the editor cancels ends the turn cancelled and writes nothing",
+    script=WRITE_THEN_MAYBE_CLOSE,
+    # Whether the write's `tool_call` (pending) update reaches the client before
+    # the cancel does is a race: two clean runs recorded it once and not once.
+    snapshot=False,
+    steps=[
+        prompt(
+            "write the greeting",
+            permission="cancel",
+            stop_reason="cancelled",
+            requests=["session/request_permission"],
+            files_written=[],
+        ),
+        workspace_file("out.txt", expect=None),
+    ],
+)
+
+ACP_UNDER_THE_ACPX_ENVELOPE_REFUSES_A_WRITE_WITHOUT_ASKING = Case(
+    name="acp with hitl-policy acpx refuses a write without asking the editor",
+    script=WRITE_GREETING,
+    steps=[
+        prompt(
+            "write the greeting",
+            acp_args=["--hitl-policy", "acpx"],
+            permission="allow",
+            files_written=[],
+            requests_lack=["session/request_permission", "fs/write_text_file"],
+            tool_output_has=["Denied by the active policy hitl-policy-acpx.json"],
+        ),
+        workspace_file("out.txt", expect=None),
+    ],
+)
+
+ACP_UNDER_AUTO_EDIT_WRITES_WITHOUT_ASKING = Case(
+    name="acp with hitl-policy auto_edit writes the file without asking the editor",
+    script=WRITE_GREETING,
+    steps=[
+        prompt(
+            "write the greeting",
+            acp_args=["--hitl-policy", "auto_edit"],
+            permission="deny",
+            files_written=["out.txt"],
+            requests_lack=["session/request_permission"],
+        ),
+        workspace_file("out.txt", expect="hello\n"),
+    ],
+)
+
+
+# function: it reads the HITL policy choices session/new offers the editor, which no step exposes.
+@defect(
+    "session/new's 'hitl-policy' config option (the editor's policy picker) offers "
+    "{value: 'hitl-policy-acp.json', name: 'acp'} beside the eight shipped envelopes; "
+    'contenox-cli.md (contenox acp / acpx): "There is no separate `acp` envelope — it folded '
+    'into `default`, which absorbed its two extra shell tokens."'
+)
+def test_the_editors_policy_picker_offers_no_separate_acp_envelope(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), "Hello."]))
+    with open_acp(instance, handshake=False) as acp:
+        acp.initialize()
+        result = acp.call("session/new", {"cwd": str(instance.work), "mcpServers": []})
+        acp.session_id = str(result.get("sessionId"))
+        acp.prompt("hello")
+    [picker] = [o for o in result.get("configOptions") or [] if o.get("id") == "hitl-policy"]
+    names = [str(choice.get("name")) for choice in picker.get("options") or []]
+    instance.recorder.note(f"policy picker: {names}")
+    assert "default" in names and "acpx" in names, names
+    assert "acp" not in names, names
+
+
+ACP_SETUP_RUNS_THE_WIZARD_AND_EXITS = Case(
+    name="acp --setup runs the setup wizard and exits without starting a server",
+    # A quit at the provider prompt: the wizard ran, changed nothing, and the
+    # process exits 0 with stdin still open — no JSON-RPC server is waiting on it.
+    steps=[
+        step(
+            "acp",
+            "--setup",
+            stdin="q\n",
+            exit_code=0,
+            stdout_has=["Choose your LLM provider", "Quit — no changes made."],
+            stdout_lacks=['"jsonrpc"'],
+        ),
+    ],
+)
+
+
+# A copy that is not a chain: the profile that reads it refuses to start, naming
+# it; one that ran the compiled chain instead would start, and exit 0 when its
+# stdin (the editor) closes.
+AN_OPERATOR_COPY_OF_THE_PROFILE_CHAIN_WINS = [
+    Case(
+        name=f"{profile} reads an operator copy of its chain from the home before the compiled one",
+        home_files={f"{chain}.json": "{not a chain\n"},  # in the scratch ~/.contenox
+        steps=[
+            step(
+                profile,
+                stdin="",
+                exit_code="non-zero",
+                notices_has=["invalid chain JSON", f".contenox/{chain}.json"],
+            ),
+        ],
+    )
+    for profile, chain in (("acp", "chain-agent-acp"), ("acpx", "chain-agent-acpx"))
+]
+
+
+ACP_UNDER_A_POLICY_FILE_PATH_RUNS_UNDER_THAT_FILE = Case(
+    name="acp with hitl-policy naming a policy file by path runs under that file",
+    script=WRITE_GREETING,
+    steps=[
+        prompt(
+            "write the greeting",
+            # The acpx envelope as `init` rendered it, named by a path relative to the
+            # workspace (the scratch home is the workspace's sibling).
+            acp_args=["--hitl-policy", "../home/.contenox/.generated/hitl-policy-acpx.json"],
+            permission="allow",
+            files_written=[],
+            requests_lack=["session/request_permission", "fs/write_text_file"],
+            tool_output_has=["Denied by the active policy"],
+        ),
+        workspace_file("out.txt", expect=None),
+    ],
+)
+
+
+AGENT_CHECK_DRIVES_A_TURN_AGAINST_AN_AGENT = Case(
+    name="agent check drives a turn against a registered agent and streams its reply",
+    script=Script(turns=["Checked and answering."]),
+    defect=(
+        "v1.0.0 has no `agent check` (nor `agent add`): `contenox agent check agent-planner` "
+        "prints the usage of `contenox agent` (Available Commands: disable, enable, list, "
+        'remove, show) and exits 0; development/acp-client.md: "The user-facing twin of this '
+        "harness is `contenox agent check <name>`: it drives the same DriveTurn path against "
+        "any registered agent and streams the reply — the way to verify an agent right after "
+        '`contenox agent add`."'
+    ),
+    steps=[
+        step(
+            "agent",
+            "check",
+            "agent-planner",
+            stdout_lacks=["Available Commands:"],
+            stdout_has=["Checked and answering."],
+        ),
+    ],
+)

@@ -1,0 +1,204 @@
+"""What the editor integrations rely on, checked from the client's seat.
+
+integrations/editors/{zed,jetbrains,aionui,openclaw}.md: the command line each
+launches (`contenox acp`, `contenox acp --auto`, `contenox acpx`), the
+capabilities it declares (JetBrains and AionUi declare no terminal), the cards
+it renders (tool-call and permission titles), the gate of the `default` envelope
+and the history it replays on reopening. The editors' own UIs are out of reach.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dialogs import WRITE_GREETING, workspace_file
+from harness import Case, Instance, Script, ToolCall, Turn, defect, open_acp, prompt, route
+
+
+def _shell(command: str, *args: str, closing: str = "Ran it.") -> Script:
+    return Script(
+        turns=[
+            route(),
+            Turn(tool_calls=[ToolCall("local_shell", {"command": command, "args": list(args)})]),
+            closing,
+        ]
+    )
+
+
+ACP_AUTO_RUNS_A_GATED_WRITE_WITHOUT_ASKING = Case(
+    name="acp --auto runs a gated write without asking the editor",
+    script=WRITE_GREETING,
+    steps=[
+        prompt(
+            "write the greeting",
+            acp_args=["--auto"],
+            permission="deny",
+            files_written=["out.txt"],
+            requests_lack=["session/request_permission"],
+        ),
+        workspace_file("out.txt", expect="hello\n"),
+    ],
+)
+
+THE_DEFAULT_ENVELOPE_GATES_A_SHELL_COMMAND = Case(
+    name=(
+        "under the default envelope a shell command waits on the editors permission "
+        "and deny keeps it from running"
+    ),
+    script=_shell("touch", "ran"),
+    steps=[
+        prompt(
+            "touch a file",
+            permission="deny",
+            requests=["session/request_permission"],
+            terminal_commands=[],
+        ),
+        workspace_file("ran", expect=None),
+    ],
+)
+
+
+# edit_file and sed, the other local_fs tools the default envelope gates: the ask
+# comes before the edit, so deny leaves the file as it was.
+THE_DEFAULT_ENVELOPE_GATES_AN_EDIT = [
+    Case(
+        name=(
+            f"under the default envelope {tool} waits on the editors permission "
+            "and deny leaves the file unchanged"
+        ),
+        script=Script(turns=[route(), Turn(tool_calls=[ToolCall(tool, arguments)]), "Done."]),
+        files={"notes.txt": "old line\n"},
+        steps=[
+            prompt(
+                f"edit the notes with {tool}",
+                permission="deny",
+                requests=["session/request_permission"],
+                files_written=[],
+            ),
+            workspace_file("notes.txt", expect="old line\n"),
+        ],
+    )
+    for tool, arguments in (
+        ("edit_file", {"path": "notes.txt", "old_string": "old", "new_string": "new"}),
+        ("sed", {"path": "notes.txt", "pattern": "old", "replacement": "new"}),
+    )
+]
+
+
+# function: it reads the tool-call card's title and the permission card's title,
+# which no step exposes.
+def test_the_tool_card_and_the_permission_card_show_the_actual_command(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(_shell("touch", "made-by-the-agent"))
+    with open_acp(instance, permission="allow") as acp:
+        turn = acp.prompt("touch a file")
+    [ask] = turn.permission_requests
+    assert "touch made-by-the-agent" in ask.title, turn.describe()
+    titles = [str(c.get("title", "")) for c in turn.tool_calls.values()]
+    assert any(re.search(r"local_shell.*: touch made-by-the-agent", t) for t in titles), titles
+    assert (instance.work / "made-by-the-agent").exists()
+
+
+# function: it reads the read_file card's title, which no step exposes.
+def test_the_read_file_card_names_the_file(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(
+        Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("read_file", {"path": "README.md"})]),
+                "Read it.",
+            ]
+        )
+    )
+    (instance.work / "README.md").write_text("# readme\n")
+    with open_acp(instance) as acp:
+        turn = acp.prompt("read the readme")
+    titles = [str(c.get("title", "")) for c in turn.tool_calls.values()]
+    assert any(re.search(r"read_file: \S*README\.md", t) for t in titles), titles
+
+
+# function: it opens the session with the capabilities JetBrains and AionUi declare
+# (file system, no terminal), which a prompt step cannot.
+@defect(
+    "with clientCapabilities {fs: read+write, terminal: false} (what GoLand and AionUi "
+    "declare), a scripted local_shell `echo 'reported back'` under `contenox acp` ends "
+    "'failed' with _meta.error 'tool local_shell not found' and no output; jetbrains.md: "
+    '"`local_shell` runs the command and returns its output in the tool card. GoLand does '
+    "not advertise the ACP terminal capability, so the command is executed and reported "
+    'rather than embedded"; aionui.md says the same. (`contenox acp --help`: "a client '
+    'that grants neither is served neither".)'
+)
+def test_without_the_terminal_capability_a_shell_command_runs_and_reports_its_output(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(_shell("echo", "reported back"))
+    no_terminal = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False}
+    with open_acp(instance, permission="allow", capabilities=no_terminal) as acp:
+        turn = acp.prompt("echo something")
+    assert turn.stop_reason == "end_turn", turn.describe()
+    assert turn.requests_of("terminal/create") == [], turn.describe()
+    assert "reported back" in str(turn.tool_outputs), turn.describe()
+
+
+# function: the history is replayed by a second agent process on session/load,
+# a request outside any prompt.
+def test_reopening_a_session_replays_the_prompt_and_the_reply(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), "Hello from the first sitting."]))
+    with open_acp(instance) as first:
+        first.prompt("remember this greeting")
+        session = first.session_id
+    with open_acp(instance, handshake=False) as second:
+        second.initialize()
+        second.call(
+            "session/load", {"sessionId": session, "cwd": str(instance.work), "mcpServers": []}
+        )
+        second.wire.listen(1.0)
+        replayed = [
+            m.payload["params"]["update"]
+            for m in second.messages
+            if m.direction == "received" and m.method == "session/update"
+        ]
+    said = {
+        u.get("sessionUpdate"): str((u.get("content") or {}).get("text", ""))
+        for u in replayed
+        if u.get("sessionUpdate") in ("user_message_chunk", "agent_message_chunk")
+    }
+    instance.recorder.note(f"replayed: {sorted(said.items())}")
+    assert "remember this greeting" in said.get("user_message_chunk", ""), replayed
+    assert "Hello from the first sitting." in said.get("agent_message_chunk", ""), replayed
+
+
+# function: it sends session/new itself and reads the error it answers.
+def test_without_a_default_model_session_new_names_the_setting_to_fix(instance: Instance) -> None:
+    instance.init()
+    with open_acp(instance, handshake=False) as acp:
+        acp.initialize()
+        answer = acp.request("session/new", {"cwd": str(instance.work), "mcpServers": []})
+    message = str((answer.get("error") or {}).get("message", ""))
+    assert "default-model" in message, answer
+
+
+# function: it reads the telemetry log the docs send the user to, after the session.
+@defect(
+    "after `contenox config set telemetry-enabled true` and an ACP session (initialize, "
+    "session/new, a prompt served by the model), ~/.contenox/telemetry.log exists but is "
+    '0 bytes; zed.md/jetbrains.md: "Subsequent ACP sessions write structured operation '
+    "traces to `~/.contenox/telemetry.log` (chain steps, tool calls, model requests, session "
+    'updates sent to the IDE)"'
+)
+def test_with_telemetry_enabled_an_acp_session_writes_its_trace_to_telemetry_log(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.use_script(Script(turns=[route(), "Hello."]))
+    instance.must("config", "set", "telemetry-enabled", "true")
+    with open_acp(instance) as acp:
+        acp.prompt("hello")
+    log = instance.home / ".contenox" / "telemetry.log"
+    assert log.exists(), "no ~/.contenox/telemetry.log after an ACP session with telemetry on"
+    assert log.read_text(encoding="utf-8", errors="replace").strip(), "telemetry.log is empty"
