@@ -84,7 +84,9 @@ def test_a_captured_steps_duration_in_raw_json_is_redacted() -> None:
 
 def test_the_padding_after_a_duration_in_a_table_is_two_spaces() -> None:
     r = Redactor()
-    assert r("summarise  noop     0      1.2s    noop") == r("summarise  noop     0      12.345ms  noop")
+    assert r("summarise  noop     0      1.2s    noop") == r(
+        "summarise  noop     0      12.345ms  noop"
+    )
 
 
 def test_a_beam_session_id_is_numbered_even_when_all_digits() -> None:
