@@ -32,7 +32,7 @@ WORKED_RUN = Script(
 # default_action (approve) gates it: the call waits on a durable ask.
 GATED_ECHO = Script(
     turns=[
-        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi there"})]),
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi there"})]),
         Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
         Turn(tool_calls=[mission_finish("landed")]),
         # After mission_finish contenox asks for this turn only sometimes.

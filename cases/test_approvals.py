@@ -154,10 +154,6 @@ A_QUESTION_WAITS_AND_THE_UNIT_RECEIVES_THE_ANSWER = Case(
             ),
         ),
     ],
-    # no transcript: the closing turn after mission_finish is served only sometimes (see
-    # cases/promises/development/scripted-test-backend.md), and `session show`, which this
-    # case reads, lists it when it was: 7 or 8 messages
-    snapshot=False,
 )
 
 
@@ -234,8 +230,6 @@ THE_VERDICT_DECIDES = [
                 ),
             ),
         ],
-        # no transcript: the closing turn after mission_finish is served only sometimes
-        snapshot=False,
     )
     for verdict, seen, unseen in (("approve", "hi there", "denied"), ("deny", "denied", "hi there"))
 ]

@@ -253,7 +253,7 @@ DATA_DIR_PICKS_THE_WORKSPACE = Case(
 
 GATED_ECHO = Script(
     turns=[
-        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi"})]),
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi"})]),
         Turn(tool_calls=[mission_report("result", "echoed")]),
         Turn(tool_calls=[mission_finish("landed")]),
         "Done.",
@@ -845,8 +845,8 @@ def _mission_from_the_editor(policy: str, *, text_has: list[str], fired: object)
     ]
 
 
-# snapshot=False: its transcript differed between two clean runs on 2026-11-30 (a loopback
-# port, a racy captured state): redact what is volatile, then drop it.
+# snapshot=False: the fired unit's report chunks stream into the firing turn's text or
+# after it, as the race goes, so two clean runs record different agent text.
 MISSION_IN_AN_EDITOR_FIRES_THE_DEFAULTS = Case(
     name="mission in an editor fires the default mission agent under the default policy",
     script=LANDING,

@@ -184,11 +184,6 @@ def _envelope(text: str) -> Edit:
 
 # --- the shell tiers
 
-# A Case below that fires a mission with one call opts out of its transcript
-# (snapshot=False) where the function it was ported from did: it records the
-# session of a run whose closing turn after mission_finish is served only
-# sometimes, so that state differs from run to run.
-
 ALLOWLISTED_LS = _unasked(
     "under the default envelope an allowlisted ls runs without asking",
     "default",
@@ -196,8 +191,6 @@ ALLOWLISTED_LS = _unasked(
     _shell_args("ls"),
     files={"visible-file.txt": "x"},
     after=[_result(lambda r: "visible-file.txt" in r, "the listing names visible-file.txt")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 RM_ASKS = _asks(
@@ -207,8 +200,6 @@ RM_ASKS = _asks(
     _shell_args("rm", "-f", "keep-me.txt"),
     files={"keep-me.txt": "x"},
     after=[workspace_file("keep-me.txt", expect="x")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 BLACKLISTED_MKFS = _unasked(
@@ -219,8 +210,6 @@ BLACKLISTED_MKFS = _unasked(
     # Without the hard deny list, which also names mkfs: this is the envelope's blacklist.
     before=[WITHOUT_SHELL_HARD_BOUNDS],
     after=[_result(lambda r: _refused(r) and not _ran(r), "a refusal, the line not run")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 REDIRECT_ASKS = _asks(
@@ -230,8 +219,6 @@ REDIRECT_ASKS = _asks(
     _shell_args("echo hi > written.txt", shell=True),
     before=[WITHOUT_SHELL_HARD_BOUNDS],
     after=[workspace_file("written.txt", expect=None)],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 SUBSTITUTION_ASKS = _asks(
@@ -240,8 +227,6 @@ SUBSTITUTION_ASKS = _asks(
     "local_shell",
     _shell_args("echo $(pwd)", shell=True),
     before=[WITHOUT_SHELL_HARD_BOUNDS],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 STRICT_LS_ASKS = _asks(
@@ -249,8 +234,6 @@ STRICT_LS_ASKS = _asks(
     "strict",
     "local_shell",
     _shell_args("ls"),
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 OFF_ALLOWED_COMMANDS = _unasked(
@@ -266,8 +249,6 @@ OFF_ALLOWED_COMMANDS = _unasked(
             "the line not run, and the refusal naming ls and git as allowed",
         )
     ],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -277,10 +258,6 @@ OFF_ALLOWED_COMMANDS = _unasked(
 # function: the key sits in the scratch $HOME/.ssh and the scripted call names its absolute
 # path, which a dialog (written before the steps, without placeholders) cannot hold
 @pytest.mark.parametrize("envelope", ["auto_edit", "default", "strict"])
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 def test_the_credential_quarantine_denies_reading_an_ssh_key_under_every_posture(
     instance: Instance, envelope: str
 ) -> None:
@@ -308,8 +285,6 @@ SHELL_HISTORY = _unasked(
     {"path": ".bash_history"},
     files={".bash_history": "export API_TOKEN=typed-once\n"},
     after=[_result(lambda r: "typed-once" not in r, "the history's content withheld")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 DOT_ENV_ASKS = _asks(
@@ -319,8 +294,6 @@ DOT_ENV_ASKS = _asks(
     {"path": ".env"},
     files={".env": "STRIPE_SECRET_KEY=sk-live\n"},
     after=[_result(lambda r: "sk-live" not in r, "the secret withheld")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -405,8 +378,6 @@ COMPOUND_LINE = _unasked(
     _shell_args("echo first && echo second", shell=True),
     before=[WITHOUT_SHELL_HARD_BOUNDS],
     after=[_result(lambda r: "first" in r and "second" in r, "both echoes' output")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 UNIT_SHELL_UNWALLED = _unasked(
@@ -419,8 +390,6 @@ UNIT_SHELL_UNWALLED = _unasked(
         edit("outside-the-workspace.txt", append="reachable from the unit shell\n", under="home"),
     ],
     after=[_result(lambda r: "reachable from the unit shell" in r, "the outside file's text")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -438,8 +407,6 @@ UNSET_AXIS_DENY = _unasked(
         )
     ],
     after=[_result(_refused, "a refusal")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 UNSET_AXIS_APPROVE = _asks(
@@ -453,8 +420,6 @@ UNSET_AXIS_APPROVE = _asks(
             'missions.fire = "allow"\n'
         )
     ],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 UNANSWERED_TIMEOUT = Case(
@@ -471,8 +436,6 @@ UNANSWERED_TIMEOUT = Case(
         workspace_file("keep-me.txt", expect="x"),
         _result(_refused, "a refusal"),
     ],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -646,8 +609,6 @@ FILE_TOOL_OUTSIDE = _unasked(
         edit("outside-the-workspace.txt", append="NOT-FOR-THE-FILE-TOOL\n", under="home"),
     ],
     after=[_result(lambda r: "NOT-FOR-THE-FILE-TOOL" not in r, "the outside file withheld")],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -756,32 +717,24 @@ OMITTED_TOOLS = _declared_echo(
     "a declaration that omits tools inherits every tool",
     None,
     _ECHOED,
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 STAR_GRANT = _declared_echo(
     "a star grant admits the native toolsets",
     '"*"',
     _ECHOED,
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 NEVER_GRANTED = _declared_echo(
     "a tool the declaration never granted cannot be called",
     '"native-git"',
     _NOT_FOUND,
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 EMPTY_TOOLS = _declared_echo(
     "an empty tools list grants nothing",
     "[]",
     _NOT_FOUND,
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 DECLARED_EXCLUSION = [
@@ -819,8 +772,6 @@ NO_RULE_ASKS = _asks(
     "echo",
     {"input": "echoed-ok"},
     before=[UNNAMED_AND_NAMED],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 NAMED_TOOL_RUNS = _unasked(
@@ -830,8 +781,6 @@ NAMED_TOOL_RUNS = _unasked(
     {"input": "echoed-ok"},
     before=[UNNAMED_AND_NAMED],
     after=[_ECHOED],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -965,9 +914,6 @@ AUTHORED_STAR = _authored_shell(
     "an authored task granting star reaches local_shell",
     {"tools": ["*"]},
     satisfies(lambda r: "[WORK]" in r, "pwd printing the workspace"),
-    # no transcript: it differed between two clean runs on 2026-11-30 (a loopback port, a racy
-    # captured state): redact what is volatile, then drop this opt-out
-    snapshot=False,
 )
 
 AUTHORED_NO_GRANT = [
@@ -1048,6 +994,4 @@ ANSWERED_QUESTION = Case(
             ),
         ),
     ],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import pytest
-
 from dialogs import WORKED_RUN
 from harness import (
     Case,
@@ -142,10 +140,6 @@ def test_a_gated_call_s_ask_is_filed_under_the_engine_s_call_id(instance: Instan
     assert "Echoed." in turn.text, turn.describe()
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state of a run whose closing turn after mission_finish "
-    "is served only sometimes, and each step's duration, so that state differs from run to run"
-)
 def test_every_captured_step_carries_its_chain_and_task_address(instance: Instance) -> None:
     # function: reads every unit of the raw captured state
     instance.init()

@@ -169,10 +169,6 @@ def _asked(
     )
 
 
-# A Case below marked snapshot=False keeps the opt-out of the function it was
-# ported from: it records the captured state of a run whose closing turn after
-# mission_finish is served only sometimes, so that state differs from run to run.
-
 # --------------------------------------------------------------------------- verdicts
 
 ALLOW_RULE = _landed(
@@ -182,8 +178,6 @@ ALLOW_RULE = _landed(
     _results(lambda rs: any("the notes the unit may read" in r for r in rs), "the notes' text"),
     declare='[envelopes.reader]\ndefault_action = "deny"\nfiles.read = "allow"\n',
     files={"notes.txt": "the notes the unit may read\n"},
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 DENY_RULE = _landed(
@@ -193,8 +187,6 @@ DENY_RULE = _landed(
     workspace_file("out.txt", expect=None),
     _results(lambda rs: _refused(rs[0]), "the write refused"),
     declare='[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "deny"\n',
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -231,8 +223,6 @@ DEFAULT_ALLOW = _landed(
     _mission(ECHO),
     _results(lambda rs: rs[0] == ECHOED, "the echo"),
     declare='[envelopes.open]\ndefault_action = "allow"\n',
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 # files.write is unset: it emits no rule, so the write meets default_action
@@ -244,8 +234,6 @@ UNSET_AXIS_DENY = _landed(
     workspace_file("out.txt", expect=None),
     _results(lambda rs: _refused(rs[0]), "the write refused"),
     declare='[envelopes.shut]\ndefault_action = "deny"\nfiles.read = "allow"\n',
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 NO_DEFAULT_ACTION_ASKS = _asked(
@@ -256,8 +244,6 @@ NO_DEFAULT_ACTION_ASKS = _asked(
     "deny",
     _results(lambda rs: _refused(rs[0]), "the echo refused"),
     declare='[envelopes.quiet]\ndescription = "names no tool at all"\n',
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 HAND_WRITTEN_NO_DEFAULT_ASKS = _asked(
@@ -268,8 +254,6 @@ HAND_WRITTEN_NO_DEFAULT_ASKS = _asked(
     "approve",
     _results(lambda rs: rs[0] == ECHOED, "the echo"),
     before=[write("hitl-policy-bare.json", _policy(None), home=True)],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -287,8 +271,6 @@ def _first_match(variant: str, first: str, second: str, runs: bool) -> Case:
             "the echo run" if runs else "the echo refused",
         ),
         before=[write("hitl-policy-order.json", policy, home=True)],
-        # no transcript: the closing turn after mission_finish is served only sometimes
-        snapshot=False,
     )
 
 
@@ -311,8 +293,6 @@ DENY_PATH_CARVE = _landed(
         'grant = "allow"\n'
         'deny_paths = ["**/secret*"]\n'
     ),
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 APPROVE_PATH_CARVE = _asked(
@@ -332,8 +312,6 @@ APPROVE_PATH_CARVE = _asked(
         'approve_paths = ["**/*.pem"]\n'
     ),
     files={"plain.txt": "plain text\n", "server.pem": "-----BEGIN KEY-----\n"},
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 MOST_SPECIFIC_FIRST = _landed(
@@ -348,8 +326,6 @@ MOST_SPECIFIC_FIRST = _landed(
         '"native-echo.*" = "deny"\n'
         '"native-echo.echo" = "allow"\n'
     ),
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 CHILD_KEEPS_PARENT_AXES = _landed(
@@ -367,8 +343,6 @@ CHILD_KEEPS_PARENT_AXES = _landed(
         'files.write = "allow"\n'
     ),
     files={"notes.txt": "inherited read\n"},
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 
@@ -415,8 +389,6 @@ GLOBAL_POLICY_WINS = _landed(
         '"native-echo.echo" = "deny"\n'
     ),
     before=[write("hitl-policy-r2.json", _ALLOW_ECHO, home=True)],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 WORKSPACE_RENDER_FIRST = _landed(
@@ -457,8 +429,6 @@ NAME_AND_FILE_NAME = [
             '[envelopes.rendered]\ndefault_action = "allow"\n[envelopes.rendered.tools]\n'
             '"native-echo.echo" = "deny"\n'
         ),
-        # no transcript: the closing turn after mission_finish is served only sometimes
-        snapshot=False,
     )
     for variant, spelling in (("name", "rendered"), ("file name", "hitl-policy-rendered.json"))
 ]
@@ -1144,8 +1114,6 @@ EQ_CONDITION = _landed(
         lambda rs: _refused(rs[0]) and rs[1] == ECHOED, "the first echo refused, not the second"
     ),
     before=[write("hitl-policy-eq.json", json.dumps(_EQ_POLICY), home=True)],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 STRICT_ASKS_LS = _asked(
@@ -1205,6 +1173,4 @@ KEY_STORE_QUARANTINE = _landed(
         "notes.txt": "plain notes\n",
         ".ssh/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
     },
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )

@@ -199,8 +199,6 @@ DISPATCH_PRINTS_TRIGGERS_AND_FIRINGS = Case(
     serves_all_turns=False,
 )
 
-# snapshot=False: it records the captured state or session of a run whose closing turn
-# after mission_finish is served only sometimes, so that state differs from run to run.
 A_FIRING_IS_AN_ORDINARY_CAPTURED_RUN = Case(
     name="a firing is recorded and its run is an ordinary captured run",
     script=LANDS,
@@ -219,7 +217,6 @@ A_FIRING_IS_AN_ORDINARY_CAPTURED_RUN = Case(
         step("state", "show", "{request}", stdout_has=["summarise"]),
     ],
     serves_all_turns=False,
-    snapshot=False,
 )
 
 BROKEN_FIRINGS = [

@@ -206,10 +206,6 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
         ),
     ],
 )
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_refused(
     instance: Instance, where: str
 ) -> None:
@@ -250,10 +246,6 @@ def test_declaring_any_hash_makes_the_pin_strict_and_an_undeclared_command_is_re
 
 
 # function: two runs with different PATHs, each read for its own tool result
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 def test_a_substituted_binary_is_refused_instead_of_inheriting_the_allow(
     instance: Instance,
 ) -> None:

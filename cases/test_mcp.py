@@ -276,10 +276,6 @@ def _prepared(instance: Instance) -> None:
     open_envelope(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server record read after the run
 def test_a_stdio_server_contenox_spawns_receives_the_models_call(instance: Instance) -> None:
     _prepared(instance)
@@ -296,11 +292,11 @@ def test_a_stdio_server_contenox_spawns_receives_the_models_call(instance: Insta
     assert '{"result":"noted: hello"}' in model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server record read after the run
+@pytest.mark.no_transcript(
+    reason="the server's tools reach the system prompt only when its first connect beats "
+    "the run's first turn: under load two clean runs recorded the roster with and without them"
+)
 def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
     instance: Instance,
 ) -> None:
@@ -312,10 +308,6 @@ def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
     assert sorted(offered_roster(instance)["rec"]) == sorted(TOOLS)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_a_streamable_http_server_receives_the_models_call(instance: Instance) -> None:
     _prepared(instance)
@@ -348,10 +340,6 @@ def test_an_sse_server_receives_the_models_call(instance: Instance) -> None:
     assert [c.arguments for c in server.calls("add")] == [{"a": 2, "b": 40}], server.describe()
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_injected_values_reach_the_server_override_the_model_and_are_never_shown_to_it(
     instance: Instance,
@@ -384,10 +372,6 @@ def test_injected_values_reach_the_server_override_the_model_and_are_never_shown
     assert "inj-tenant-4471" not in seen and "inj-env-9902" not in seen
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server record read after the run
 def test_injected_values_reach_a_stdio_server_too(instance: Instance) -> None:
     _prepared(instance)
@@ -402,10 +386,6 @@ def test_injected_values_reach_a_stdio_server_too(instance: Instance) -> None:
     assert "inj-stdio-6620" not in model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_mcp_update_inject_changes_what_the_server_receives(instance: Instance) -> None:
     _prepared(instance)
@@ -464,10 +444,6 @@ def test_a_header_given_to_mcp_add_arrives_on_every_http_request(instance: Insta
     assert "hdr-tenant-3310" not in model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     instance: Instance,
@@ -504,10 +480,6 @@ def test_a_bearer_token_from_auth_env_arrives_as_an_authorization_header(
     assert auths == {"Bearer tok-bearer-5150"}, server.describe()
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server record read after the run
 def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None:
     _prepared(instance)
@@ -532,10 +504,6 @@ def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None
     assert "count=1 " in seen and "count=2 " in seen
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server record read after two runs
 def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     instance: Instance,
@@ -556,10 +524,6 @@ def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     assert model_view(instance).count("count=1 ") >= 2
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance) -> None:
     _prepared(instance)
@@ -571,10 +535,6 @@ def test_an_http_server_keeps_running_after_the_command_ends(instance: Instance)
     assert server.process.running, server.describe()
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_a_bearer_token_literal_arrives_as_an_authorization_header(instance: Instance) -> None:
     _prepared(instance)

@@ -398,8 +398,6 @@ def _pending(instance: Instance) -> list[str]:
     return [a.id for a in approvals(instance)]
 
 
-# snapshot=False: its transcript differed between two clean runs on 2026-11-30 (a loopback
-# port, a racy captured state): redact what is volatile, then drop it.
 MISSION_FIRE_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
     name="mission fire timeout tears the unit down and exits non zero",
     script=QUESTION,
@@ -425,5 +423,7 @@ MISSION_FIRE_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
     ],
     # The run ends at its ask by design: the turns after it are never asked for.
     serves_all_turns=False,
+    # The mission's status read after the teardown is "open" in some clean runs and
+    # "derailed" in others (the teardown races the status write).
     snapshot=False,
 )

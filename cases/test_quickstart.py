@@ -165,8 +165,6 @@ A_DECLARED_AGENT_IS_PICKED_UP_WITH_NO_BUILD_STEP = Case(
 )
 
 
-# snapshot=False: it records the captured state or session of a run whose closing turn
-# after mission_finish is served only sometimes, so that state differs from run to run.
 THE_AGENT_FILES_BODY_IS_ITS_SYSTEM_PROMPT = Case(
     name="the agent files body becomes its system prompt",
     files={".contenox/agents/reviewer.md": REVIEWER_MD},
@@ -187,7 +185,6 @@ THE_AGENT_FILES_BODY_IS_ITS_SYSTEM_PROMPT = Case(
             ),
         )
     ],
-    snapshot=False,
 )
 
 

@@ -51,10 +51,6 @@ def _prepared(instance: Instance) -> None:
 # ---------------------------------------------------------------- registration and inspection
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
     instance: Instance,
@@ -68,11 +64,10 @@ def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
     assert service.url in instance.must("tools", "list").stdout
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
+@pytest.mark.no_transcript(
+    reason="`tools show` lists a service's discovered tools in a different order each run"
+)
 def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_tools(
     instance: Instance,
 ) -> None:
@@ -88,11 +83,10 @@ def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_
     assert _shown_tools(show) == DISCOVERED
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
+@pytest.mark.no_transcript(
+    reason="`tools show` lists a service's discovered tools in a different order each run"
+)
 def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
     instance: Instance,
 ) -> None:
@@ -105,11 +99,10 @@ def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
     assert "alerts_get" in tools  # GET /alerts: <last_path_segment>_<method>
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
+@pytest.mark.no_transcript(
+    reason="`tools show` lists a service's discovered tools in a different order each run"
+)
 def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instance) -> None:
     _service(instance)
 
@@ -125,10 +118,6 @@ def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instanc
         assert excluded not in show
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_a_local_spec_file_replaces_the_discovered_document_while_calls_go_to_the_url(
     instance: Instance,
@@ -263,11 +252,10 @@ TOOLS_REMOVE = Case(
 )
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
+@pytest.mark.no_transcript(
+    reason="`tools show` lists a service's discovered tools in a different order each run"
+)
 def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
     instance: Instance,
 ) -> None:
@@ -285,10 +273,6 @@ def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
 # ---------------------------------------------------------------- what reaches the service
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_model(
     instance: Instance,
@@ -310,10 +294,6 @@ def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_mod
     assert "hdr-remote-8812" not in model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_the_model_calls_a_remote_operation_by_its_tool_name_with_its_arguments(
     instance: Instance,
@@ -378,10 +358,6 @@ def test_an_injected_argument_wins_over_the_models_value(instance: Instance) -> 
     assert note.json()["tenant_id"] == "inj-remote-5502", service.describe()
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> None:
     _prepared(instance)
@@ -394,10 +370,6 @@ def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> No
     assert "inj-remote-5503" not in model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     instance: Instance,
@@ -443,10 +415,6 @@ def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
     assert f"sid={LOGIN_COOKIE}" in later[0].headers.get("cookie", "")
 
 
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 # function: needs a server the harness starts
 def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header(
     instance: Instance,
@@ -480,10 +448,6 @@ def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header
     assert '"secret_area":"welcome"' in model_view(instance)
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_deleted(
     instance: Instance,
@@ -534,10 +498,6 @@ def test_insecure_skip_tls_verify_reaches_a_service_with_a_self_signed_certifica
     assert _shown_tools(instance.must("tools", "show", "intranet").stdout) == DISCOVERED
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: needs a server the harness starts
 def test_without_insecure_skip_tls_verify_a_self_signed_service_is_refused(
     instance: Instance,

@@ -245,7 +245,7 @@ AN_UNKNOWN_ENVELOPE_IS_REFUSED = Case(
 # (approve) gates it: the run waits on a durable ask nobody answers.
 GATED_ECHO = Script(
     turns=[
-        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi there"})]),
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi there"})]),
         Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
         Turn(tool_calls=[mission_finish("landed")]),
         "Done.",
@@ -357,16 +357,12 @@ def _results(promise: str, check: Callable[[list[str]], bool]) -> Probe:
     return probe("tool results", _tool_results, expect=satisfies(check, promise))
 
 
-# snapshot=False on every case below: each records the captured state of a run whose
-# closing turn after mission_finish is served only sometimes, so that state differs from
-# run to run.
 RUN_SERVES_READ_FILE_ITSELF = Case(
     name="run serves read file itself rooted where it started",
     files={"notes.txt": "the retry budget is three\n"},
     script=_unit("Reading.", ToolCall("read_file", {"path": "notes.txt"}), "read the notes"),
     steps=[step("run", "--policy", "run", "read notes.txt")],
     probes=[_results("the notes were read", lambda rs: "the retry budget is three\n" in rs)],
-    snapshot=False,
 )
 
 
@@ -389,7 +385,6 @@ RUN_SERVES_LOCAL_SHELL_ONCE_LET_THROUGH = Case(
     ),
     steps=_shell_once_approved("say hi through the shell"),
     probes=[_results("the shell ran", lambda rs: any("shell says hi" in r for r in rs))],
-    snapshot=False,
 )
 
 
@@ -408,7 +403,6 @@ RUN_LOCAL_SHELL_SCRUBS_THE_ENV = Case(
     # deny-secrets, the default for agent shells, keeps ordinary variables and
     # strips the credential shapes (*_KEY among them).
     probes=[_results("one env dump, without the key's value", _env_dump_keeps_no_secret)],
-    snapshot=False,
 )
 
 RUN_REACHES_THE_IN_PROCESS_TOOLSETS = Case(
@@ -425,7 +419,6 @@ RUN_REACHES_THE_IN_PROCESS_TOOLSETS = Case(
             ),
         )
     ],
-    snapshot=False,
 )
 
 A_DENIED_CALL_DOES_NOT_RUN = Case(
@@ -444,5 +437,4 @@ A_DENIED_CALL_DOES_NOT_RUN = Case(
         # A denied call must not wait for a human.
         probe("approvals", approvals, expect=[]),
     ],
-    snapshot=False,
 )

@@ -14,8 +14,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from dialogs import WORKED_RUN
 from harness import Case, Instance, Script, defect, open_terminal, probes, route, step
 
@@ -55,9 +53,6 @@ def test_a_chat_session_is_listed_from_its_workspace_and_below_it_only(instance:
     assert record.workspace == _workspace_id(instance.work), record
 
 
-@pytest.mark.no_transcript(
-    reason="it records a run whose closing turn after mission_finish is served only sometimes"
-)
 def test_a_run_files_its_session_under_the_workspace_it_started_in(instance: Instance) -> None:
     # function: reads `.contenox/workspace.id` to name the workspace `--all` must print
     instance.init()

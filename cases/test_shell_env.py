@@ -116,15 +116,9 @@ def _env_case(name: str, env: Mapping[str, str], *checks: Action, **case: Any) -
             step(*_RUN_ENV, env=dict(env)),
             *checks,
         ],
-        # no transcript: the closing turn after mission_finish is served only sometimes
-        snapshot=False,
         **case,
     )
 
-
-# The Cases below keep the transcript opt-out (snapshot=False) of the functions
-# they were: they read the session of a run whose closing turn after
-# mission_finish is served only sometimes, so that state differs from run to run.
 
 CREDENTIALS = {
     "CONTENOX_PROBE": "control-plane",
@@ -320,8 +314,6 @@ LIVE_EDIT = Case(
         wait("run"),
         _shell_sees("PROBE_LIVE", expect={"PROBE_LIVE": "edited-mid-run"}),
     ],
-    # no transcript: the closing turn after mission_finish is served only sometimes
-    snapshot=False,
 )
 
 

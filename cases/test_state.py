@@ -72,13 +72,9 @@ STATE_LIST_IS_EMPTY = Case(
     probes=[probe("captured requests", captured_requests, expect=[])],
 )
 
-# No snapshot for the next three: the closing turn after mission_finish is
-# served only sometimes, so the last captured step/unit is executed/OK (a
-# finished chat turn) in one run and never executed/CANCELLED in another.
 THE_WORKED_RUN_CAPTURES_ITS_STEPS_IN_ORDER = Case(
     name="the worked run captures its model and tool steps in order",
     script=WORKED_RUN,
-    snapshot=False,
     steps=[RUN],
     probes=[
         probe(

@@ -152,17 +152,12 @@ def _mission(
     return Case(script=script, steps=[envelope, run, *after], **case)
 
 
-# A Case below with snapshot=False keeps the opt-out of the function it was:
-# it records the captured state of a run whose closing turn after
-# mission_finish is served only sometimes, so that state differs from run to run.
-
 READ_INSIDE = _mission(
     _touch(ToolCall("read_file", {"path": "inside.txt"})),
     "touch the files",
     _model_saw("inside-content-2291"),
     name="read_file inside the workspace returns its content",
     files={"inside.txt": "inside-content-2291\n"},
-    snapshot=False,
 )
 
 
@@ -176,7 +171,6 @@ WRITE_OUTSIDE = _mission(
     "touch the files",
     probe("escaped.txt outside the workspace", _root_file, "escaped.txt", expect=False),
     name="write_file refuses a path outside the workspace",
-    snapshot=False,
 )
 
 DENIED_SUBSTRING = _mission(
@@ -185,7 +179,6 @@ DENIED_SUBSTRING = _mission(
     _model_saw("denied-content-8813", seen=False),
     name="read_file refuses a denied path substring",
     files={"node_modules/pkg/index.js": "denied-content-8813\n"},
-    snapshot=False,
 )
 
 UNREAD_OVERWRITE = _mission(
@@ -194,7 +187,6 @@ UNREAD_OVERWRITE = _mission(
     workspace_file("notes.txt", expect="original\n"),
     name="write_file over an unread existing file is refused until it is read",
     files={"notes.txt": "original\n"},
-    snapshot=False,
 )
 
 LOCAL_SHELL_NOT_FOUND = _mission(
@@ -226,7 +218,6 @@ LOCAL_FS_FIVE = _mission(
         expect=sorted(["read_file", "write_file", "edit_file", "sed", "read_file_range"]),
     ),
     name="a local_fs task offers exactly its five tools",
-    snapshot=False,
 )
 
 SHELL_OUTSIDE_ALLOWED = _mission(
@@ -234,7 +225,6 @@ SHELL_OUTSIDE_ALLOWED = _mission(
     "touch the files",
     _model_saw("uid=", seen=False),
     name="local_shell refuses a command outside the allowed commands",
-    snapshot=False,
 )
 
 
@@ -272,7 +262,6 @@ READ_DENIED = _mission(
     files={"inside.txt": "inside-content-5530\n"},
     envelope=_envelope_step("e2e_noread", 'default_action = "allow"\nfiles.read = "deny"'),
     policy="e2e_noread",
-    snapshot=False,
 )
 
 
@@ -347,10 +336,6 @@ def _file_run(instance: Instance, *calls: ToolCall) -> str:
 @pytest.mark.parametrize(
     "path", ["../outside.txt", "{root}/outside.txt"], ids=["dotdot", "absolute"]
 )
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path: str) -> None:
     seen = _file_run(instance, ToolCall("read_file", {"path": path.format(root=instance.root)}))
 
@@ -358,10 +343,6 @@ def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path
 
 
 # function: makes a symlink in the workspace (no step makes one)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
     instance: Instance,
 ) -> None:
@@ -373,10 +354,6 @@ def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
 
 
 # function: makes a symlink in the workspace (no step makes one)
-@pytest.mark.no_transcript(
-    reason="it records the captured state or session of a run whose closing turn after "
-    "mission_finish is served only sometimes, so that state differs from run to run"
-)
 def test_write_file_refuses_to_write_through_a_link_that_points_outside(
     instance: Instance,
 ) -> None:
@@ -446,10 +423,6 @@ _ADD = ToolCall("add", {"a": 1, "b": 2})
 
 # ---------------------------------------------------------------- the allowlist
 
-# Each Case below with snapshot=False keeps its function's opt-out: its transcript
-# differed between two clean runs on 2026-11-30 (a loopback port, a racy captured
-# state): redact what is volatile, then drop it.
-
 NO_ALLOWLIST = [
     _chain_case(
         f"a task without an allowlist or with an empty one offers no tools ({variant})",
@@ -458,7 +431,6 @@ NO_ALLOWLIST = [
         probe("the manifest offered", _roster, expect={}),
         _model_saw("tool add not found"),
         _server_got([]),
-        snapshot=False,
     )
     for variant, tools in (("absent", ABSENT), ("null", None), ("empty", []))
 ]
@@ -474,7 +446,6 @@ NAMED_ALLOWLIST = _chain_case(
     _offered("nothing but rec offered", lambda roster: set(roster) <= {"rec"}),
     _server_got(["add"]),
     _model_saw("tool echo not found"),
-    snapshot=False,
 )
 
 # `rec` itself is sometimes missing from the manifest (see the named-allowlist
@@ -503,7 +474,6 @@ EXCLUSION_WINS = [
         ),
         _model_saw("tool add not found"),
         _server_got([]),
-        snapshot=False,
     )
     for variant, tools in (("exclusion after", ["*", "!rec"]), ("exclusion before", ["!rec", "*"]))
 ]
@@ -672,10 +642,6 @@ HIDE_TOOLS = _chain_case(
 
 
 # function: a server the harness starts and then reads what it received
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 def test_a_tools_task_calls_one_remote_operation_with_no_model_and_routes_on_its_output_template(
     instance: Instance,
 ) -> None:
@@ -766,7 +732,6 @@ def test_a_gated_write_asks_with_a_diff_that_shows_a_new_file_as_an_addition(
 SERVE_MOUNTS_NO_LOCAL_TOOLS = Case(
     name="doctor's roster says a serve host mounts neither local_fs nor local_shell",
     # The roster is long and names this machine's paths; the one line is the point.
-    snapshot=False,
     steps=[
         step(
             "doctor",

@@ -345,7 +345,7 @@ VET_SKIPS_WHAT_IS_NEITHER_CHAIN_NOR_ENVELOPE = Case(
 
 GATED_ECHO = Script(
     turns=[
-        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"message": "hi"})]),
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi"})]),
         Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
         Turn(tool_calls=[mission_finish("landed")]),
         "Done.",
@@ -605,10 +605,6 @@ def _openai_backend(instance: Instance, url: str, key: str) -> None:
     )
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: a provider stand-in the test serves on loopback
 def test_doctor_says_a_provider_rejected_the_stored_credentials(
     instance: Instance, provider_stand_in: str
@@ -623,10 +619,6 @@ def test_doctor_says_a_provider_rejected_the_stored_credentials(
     assert 'Default provider "openai" rejected the stored credentials.' in report, report
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: a provider stand-in the test serves on loopback
 def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
     instance: Instance, provider_stand_in: str
@@ -645,10 +637,6 @@ def test_rerunning_doctor_after_fixing_the_key_reruns_the_sync(
     assert "Status: reachable" in report, report
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30 (a loopback port, "
-    "a racy captured state): redact what is volatile, then drop this mark"
-)
 # function: a provider stand-in the test serves on loopback
 def test_doctor_probes_ollama_host_and_prints_the_pull_and_register_commands(
     instance: Instance, provider_stand_in: str

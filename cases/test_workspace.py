@@ -57,8 +57,6 @@ def _results(promise: str, check: Callable[[list[str]], bool]) -> Probe:
     return probe("tool results", _tool_results, expect=satisfies(check, promise))
 
 
-# snapshot=False on the two below: they record the captured state of a run whose closing turn
-# after mission_finish is served only sometimes, so that state differs from run to run.
 A_RUN_WORKS_WHERE_IT_WAS_STARTED = Case(
     name="a run works in the directory it was started in",
     files={"here.txt": "the root copy\n", "sub/here.txt": "the copy in sub\n"},
@@ -70,7 +68,6 @@ A_RUN_WORKS_WHERE_IT_WAS_STARTED = Case(
             lambda rs: "the copy in sub\n" in rs and "the root copy\n" not in rs,
         )
     ],
-    snapshot=False,
 )
 
 A_RUN_CANNOT_REACH_ABOVE_WHERE_IT_STARTED = Case(
@@ -86,7 +83,6 @@ A_RUN_CANNOT_REACH_ABOVE_WHERE_IT_STARTED = Case(
             ),
         )
     ],
-    snapshot=False,
 )
 
 
