@@ -598,7 +598,9 @@ FLEET_MAX_PARALLEL_CAPS_OPEN_UNITS = Case(
             "report",
             exit_code=None,
             timeout=150,
-            notices_lacks=["finished: landed"],
+            # A unit that derails ("instance not found", the derail race quarantined in
+            # test_asks.py) was admitted too: it must not pass for a unit the cap refused.
+            notices_lacks=["finished: landed", "finished: derailed"],
         ),
         probe(
             "open missions",
