@@ -75,12 +75,25 @@ def reaper() -> Iterator[list[int]]:
 # (Its streams go to /dev/null: a daemon holding the command's pipes would
 # keep `run` waiting until its timeout instead.)
 LEAKS = """
-import os
+import os, time
+
+def _sleeping(pidfile):
+    try:
+        pid = open(pidfile).read().split()[0]
+        return b"sleep" in open(f"/proc/{pid}/cmdline", "rb").read()
+    except (OSError, IndexError):
+        return False
 
 def test_leaks_a_daemon(instance):
     pidfile = os.path.join(os.getcwd(), "daemons.pid")
     daemon = f"echo $$ >> {pidfile}; exec sleep 301 </dev/null >/dev/null 2>&1"
     instance.run(["setsid", "-f", "sh", "-c", daemon], timeout=30).assert_success()
+    # setsid -f returns once it has forked: wait until the daemon is the sleep,
+    # or the end-of-session sweep can kill it before it wrote its pid.
+    deadline = time.monotonic() + 30
+    while not _sleeping(pidfile):
+        assert time.monotonic() < deadline, "the daemon never started"
+        time.sleep(0.02)
 
 def test_minds_its_business(instance):
     instance.must("version")
