@@ -272,6 +272,8 @@ NOT_CARRIED_FIELDS = Case(
             stdout_has=[re.compile(r"\bextras\s+discovered")],
         )
     ],
+    # `agent list` prints the not-carried lines in a different order each run.
+    snapshot=False,
 )
 
 REPLACED_FIELDS = Case(

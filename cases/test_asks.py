@@ -465,7 +465,7 @@ def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
     assert probes.approvals(instance) == []
 
 
-# function: a race retried up to five times until a run resumes
+# function: a race retried up to ten times until a run resumes
 @pytest.mark.no_transcript(
     reason="the resume races the mission's derail (see the quarantined derail race): "
     "how many tries it takes, and what each recorded, differs run to run"
@@ -474,13 +474,13 @@ def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_ne
     instance: Instance,
 ) -> None:
     # A torn-down run is sometimes derailed before it can be resumed (the race
-    # quarantined above); that is not this promise, so up to five runs are
+    # quarantined above); that is not this promise, so up to ten runs are
     # tried until one resumes, and this case checks what the resumed run does.
     # The run ends at its ask (torn down, stopped or refused) by design, so the
     # turns after it are never asked for: model demand cannot be checked here.
     instance.recorder.demand_checked = False
     _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
-    for _attempt in range(5):
+    for _attempt in range(10):
         (instance.work / "one.txt").unlink(missing_ok=True)
         path = _torn_down(instance, _mission(_write("one.txt"), _write("two.txt")))
         first = probes.approvals(instance)[0]
@@ -692,6 +692,10 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
 
 
 # function: polls approvals list until the expiry sweeps the question
+@pytest.mark.no_transcript(
+    reason="the expiry races the mission's derail: two clean runs read status open with the blocker "
+    "filed, and derailed without it"
+)
 def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     instance: Instance,
 ) -> None:

@@ -17,6 +17,8 @@ import re
 from signal import SIGINT
 
 from dialogs import GATED_ECHO
+import pytest
+
 from harness import (
     Case,
     Instance,
@@ -139,6 +141,10 @@ SUBAGENT = Script(
 ENVELOPE = "hitl-policy-auto_edit.json"
 
 
+@pytest.mark.no_transcript(
+    reason="the fired unit's report chunks stream into the turn's text before or after its "
+    "landing line, as the race goes"
+)
 def test_a_subagent_started_by_mission_start_runs_under_default_mission_policy(
     instance: Instance,
 ) -> None:

@@ -279,6 +279,9 @@ def test_pair_slash_in_beam_redeems_a_key_and_the_cli_finds_the_same_pairing(
     assert f"Paired with {relay.url}." in status.stdout, status.describe()
 
 
+@pytest.mark.no_transcript(
+    reason="beam's status bar has the token counter (0/131072) in some clean runs only"
+)
 def test_pair_slash_in_beam_uses_contenox_relay_endpoint_without_an_inline_one(
     instance: Instance,
 ) -> None:
@@ -294,6 +297,9 @@ def test_pair_slash_in_beam_uses_contenox_relay_endpoint_without_an_inline_one(
     assert _relay_json(instance)["endpoint"] == relay.url
 
 
+@pytest.mark.no_transcript(
+    reason="beam's status bar has the token counter (0/131072) in some clean runs only"
+)
 def test_pair_slash_with_no_key_in_beam_reports_the_pairing_never_the_token(
     instance: Instance,
 ) -> None:
