@@ -693,8 +693,8 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
 
 # function: polls approvals list until the expiry sweeps the question
 @pytest.mark.no_transcript(
-    reason="the expiry races the mission's derail: two clean runs read status open with the blocker "
-    "filed, and derailed without it"
+    reason="the expiry races the mission's derail: two clean runs read status open with "
+    "the blocker filed, and derailed without it"
 )
 def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     instance: Instance,

@@ -16,9 +16,9 @@ import json
 import re
 from signal import SIGINT
 
-from dialogs import GATED_ECHO
 import pytest
 
+from dialogs import GATED_ECHO
 from harness import (
     Case,
     Instance,
