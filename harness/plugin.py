@@ -394,14 +394,15 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Kill what the session left running, and fail the run naming each process."""
-    leftovers = kill_leftovers()
     config = session.config
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
-        # An xdist worker: its exit status is not the run's; the controller reports.
-        workeroutput[_LEFTOVERS_KEY] = leftovers
+        # An xdist worker: every worker's children carry the run's one token, so a
+        # worker that finished first would kill the processes of a case another
+        # worker is still running. The controller sweeps once every worker is down.
+        workeroutput[_LEFTOVERS_KEY] = []
         return
-    leftovers += _worker_leftovers
+    leftovers = kill_leftovers() + _worker_leftovers
     if not leftovers:
         return
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
