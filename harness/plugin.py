@@ -335,6 +335,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 _LEFTOVERS_KEY = "contenox_e2e_leftovers"
 _worker_leftovers: list[str] = []
+_TOKEN_KEY = "contenox_e2e_token"
+_worker_tokens: list[str] = []
 
 
 def _proc_argv(pid: int) -> str:
@@ -388,7 +390,11 @@ def kill_leftovers(token: str | None = None) -> list[str]:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """xdist controller: gather what each worker found left running at its end."""
-    _worker_leftovers.extend(getattr(node, "workeroutput", {}).get(_LEFTOVERS_KEY, []))
+    output = getattr(node, "workeroutput", {})
+    _worker_leftovers.extend(output.get(_LEFTOVERS_KEY, []))
+    token = output.get(_TOKEN_KEY)
+    if token and token not in _worker_tokens:
+        _worker_tokens.append(token)
 
 
 @pytest.hookimpl(trylast=True)
@@ -401,8 +407,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # worker that finished first would kill the processes of a case another
         # worker is still running. The controller sweeps once every worker is down.
         workeroutput[_LEFTOVERS_KEY] = []
+        workeroutput[_TOKEN_KEY] = session_token()
         return
     leftovers = kill_leftovers() + _worker_leftovers
+    for token in _worker_tokens:
+        if token != session_token():
+            leftovers += kill_leftovers(token)
     if not leftovers:
         return
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
