@@ -309,10 +309,6 @@ def test_a_registered_server_is_offered_to_the_run_agent_with_all_its_tools(
 
 
 # function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="it records `state show --raw` whole, and its last unit (the closing call after "
-    "mission_finish) is served, cancelled or absent as the teardown races it"
-)
 def test_a_streamable_http_server_receives_the_models_call(instance: Instance) -> None:
     _prepared(instance)
     server = serve_mcp(instance, "http")
@@ -509,10 +505,6 @@ def test_state_is_kept_across_calls_within_a_session(instance: Instance) -> None
 
 
 # function: needs a server record read after two runs
-@pytest.mark.no_transcript(
-    reason="it records `state show --raw` whole, and its last unit (the closing call after "
-    "mission_finish) is served, cancelled or absent as the teardown races it"
-)
 def test_a_stdio_server_is_started_per_command_and_killed_when_it_ends(
     instance: Instance,
 ) -> None:

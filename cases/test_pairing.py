@@ -16,8 +16,6 @@ import json
 import re
 import socket
 
-import pytest
-
 from harness import Instance, Script, Terminal, open_acp, open_terminal
 from harness.process import Process, start_contenox
 from harness.servers.relay import Relay, serve_relay
@@ -279,9 +277,6 @@ def test_pair_slash_in_beam_redeems_a_key_and_the_cli_finds_the_same_pairing(
     assert f"Paired with {relay.url}." in status.stdout, status.describe()
 
 
-@pytest.mark.no_transcript(
-    reason="beam's status bar has the token counter (0/131072) in some clean runs only"
-)
 def test_pair_slash_in_beam_uses_contenox_relay_endpoint_without_an_inline_one(
     instance: Instance,
 ) -> None:
@@ -297,9 +292,6 @@ def test_pair_slash_in_beam_uses_contenox_relay_endpoint_without_an_inline_one(
     assert _relay_json(instance)["endpoint"] == relay.url
 
 
-@pytest.mark.no_transcript(
-    reason="beam's status bar has the token counter (0/131072) in some clean runs only"
-)
 def test_pair_slash_with_no_key_in_beam_reports_the_pairing_never_the_token(
     instance: Instance,
 ) -> None:
@@ -314,11 +306,6 @@ def test_pair_slash_with_no_key_in_beam_reports_the_pairing_never_the_token(
     _quit(term)
 
 
-@pytest.mark.no_transcript(
-    reason="its transcript differed between two clean runs on 2026-11-30: beam's status bar "
-    "on the exit screen after /unpair sometimes lacks the token counter (0/131072): "
-    "redraw timing, not behaviour"
-)
 def test_unpair_slash_in_beam_deletes_the_credential_file(instance: Instance) -> None:
     # function: drives the relay
     relay = _paired(instance)

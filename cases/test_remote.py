@@ -359,10 +359,6 @@ def test_an_injected_argument_wins_over_the_models_value(instance: Instance) -> 
 
 
 # function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="it records `state show --raw` whole, and its last unit (the closing call after "
-    "mission_finish) is served, cancelled or absent as the teardown races it"
-)
 def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> None:
     _prepared(instance)
     _service(instance, "--inject", "tenant_id=inj-remote-5503")
@@ -420,10 +416,6 @@ def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
 
 
 # function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="it records `state show --raw` whole, and its last unit (the closing call after "
-    "mission_finish) is served, cancelled or absent as the teardown races it"
-)
 def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header(
     instance: Instance,
 ) -> None:

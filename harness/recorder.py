@@ -128,6 +128,13 @@ def _turn(turn: object) -> str:
     return line + " (optional)" if getattr(turn, "optional", False) else line
 
 
+# beam's status bar gains its token counter (``0/131072 (0%)``) once the backend reports
+# the model's context, a moment after the first reply or not before the screen is read:
+# two clean runs drew the same screen with and without it. Screens are recorded without
+# it; a case that checks the counter reads the screen itself.
+_TOKEN_COUNTER = re.compile(r"(?m)(?<=\S)  \d+/\d+ \(\d+%\)(?=  )")
+
+
 @dataclasses.dataclass
 class _Dialog:
     backend: str
@@ -158,6 +165,9 @@ class Recorder:
         self.title: str | None = None
         # False only for a Case that still says serves_all_turns=False.
         self.demand_checked = True
+        # The demand check_demand computed (with what the captured state shows):
+        # the transcript's head reports this one, not a re-count of the logs alone.
+        self.checked_demands: dict[str, Demand] | None = None
 
     # -- what the layers call ------------------------------------------------
 
@@ -235,7 +245,7 @@ class Recorder:
             {
                 "terminal": _shell(argv, self.binary),
                 "at": checkpoint,
-                "screen": self._unwrap(screen),
+                "screen": _TOKEN_COUNTER.sub("", self._unwrap(screen)),
             }
         )
 

@@ -133,6 +133,7 @@ def check_demand(instance: Instance, *, serves_all_turns: bool = True) -> dict[s
             raise AssertionError(d.problem())
         if serves_all_turns and d.exhausted_at is None and d.unserved:
             raise AssertionError(d.problem())
+    instance.recorder.checked_demands = demands
     return demands
 
 
@@ -216,7 +217,9 @@ def transcript_head(instance: Instance) -> dict[str, object]:
     head: dict[str, object] = {}
     if recorder.title:
         head["test"] = recorder.title
-    demands = recorder.demands()
+    demands = recorder.checked_demands
+    if demands is None:
+        demands = recorder.demands()
     if demands and recorder.demand_checked:
         # Only a checked demand is stable enough to snapshot.
         head["model_demand"] = {name: d.summary() for name, d in demands.items()}

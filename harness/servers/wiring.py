@@ -75,10 +75,14 @@ def model_view(instance: Instance) -> str:
     the text is returned twice, as printed and with ``\\"`` read as ``"``, so a case
     can look for ``{"result":"sum=42"}`` as the model saw it.
     """
-    raw = "\n".join(
-        instance.must("state", "show", rid, "--raw").stdout
-        for rid in probes.captured_requests(instance)
-    )
+    rids = probes.captured_requests(instance)
+    # Recorded as the compact units (one line per step), not as the raw JSON: the raw
+    # text holds the closing call after mission_finish, which v1.0.0 serves, cancels or
+    # never asks for as the run's teardown races it.
+    for rid in rids:
+        probes.captured_units(instance, rid)
+    with instance.recorder.probing():
+        raw = "\n".join(instance.must("state", "show", rid, "--raw").stdout for rid in rids)
     return raw + "\n" + raw.replace('\\"', '"')
 
 
