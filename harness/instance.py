@@ -139,8 +139,8 @@ class Instance:
     ) -> Result:
         """Run any program inside the instance (cwd ``work/``, hermetic env).
 
-        It lands in the transcript: argv, exit code, stdout and notices (the
-        whole stderr with ``full_stderr``).
+        It lands in the transcript: argv, the ``env`` overrides, exit code, stdout
+        and notices (the whole stderr with ``full_stderr``).
         """
         __tracebackhide__ = True
         result = run(
@@ -151,7 +151,7 @@ class Instance:
             timeout=timeout if timeout is not None else self.timeout,
         )
         self.history.append(result)
-        self.recorder.command(result, stdin=stdin, full_stderr=full_stderr)
+        self.recorder.command(result, stdin=stdin, full_stderr=full_stderr, env=env)
         return result
 
     def contenox(

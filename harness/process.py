@@ -555,6 +555,6 @@ def start_contenox(
     >>> run.wait(timeout=60).assert_success()
     """
     proc = start_in(instance, [instance.binary, *args], env=env, cwd=cwd, stdin=stdin)
-    instance.recorder.started(proc.argv)
+    instance.recorder.started(proc.argv, env)
     proc.on_end = instance.recorder.ended
     return proc

@@ -186,13 +186,21 @@ class Recorder:
         self.extra[pattern] = placeholder
 
     def command(
-        self, result: Result, *, stdin: str | bytes | None = None, full_stderr: bool = False
+        self,
+        result: Result,
+        *,
+        stdin: str | bytes | None = None,
+        full_stderr: bool = False,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        """A finished command: argv, exit code, stdout and notices (or the whole stderr)."""
+        """A finished command: argv, the environment the case gave it, exit code,
+        stdout and notices (or the whole stderr)."""
         self._stderrs.append(result.stderr)
         if not self.recording:
             return
         entry: dict[str, object] = {"run": _shell(result.argv, self.binary)}
+        if env:
+            entry["env"] = dict(env)
         if isinstance(stdin, str) and stdin:
             entry["stdin"] = stdin
         entry["exit"] = result.exit_code
@@ -218,9 +226,12 @@ class Recorder:
         self.dialogs.append(_Dialog(backend, str(path), script, key))
         self.entries.append({"dialog": backend, "turns": [_turn(t) for t in script.turns]})
 
-    def started(self, argv: Sequence[str]) -> None:
-        """A background process started."""
-        self.entries.append({"start": _shell(argv, self.binary)})
+    def started(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+        """A background process started (with the environment the case gave it)."""
+        entry: dict[str, object] = {"start": _shell(argv, self.binary)}
+        if env:
+            entry["env"] = dict(env)
+        self.entries.append(entry)
 
     def ended(self, result: Result) -> None:
         """A background process ended (waited for, or killed at cleanup)."""

@@ -5,6 +5,7 @@ Against the fake binaries (tests/fakes, tests/peers): the mechanics, never conte
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,29 @@ def test_a_background_process_records_its_start_and_its_end(instance: Instance) 
     assert log[-1]["exit"] == 0 and log[-1]["stdout"] == "only\n"
     # Its stderr counts for model demand like a command's.
     assert instance.recorder.demands()["scripted"].served == 1
+
+
+def test_the_environment_a_case_gives_a_command_is_recorded_with_it(instance: Instance) -> None:
+    # A run that lands only because of a variable must say so where a reviewer reads it.
+    instance.contenox("version", env={"CONTENOX_DEFAULT_MODEL": "named"})
+    proc = start_contenox(instance, "version", env={"CONTENOX_DEFAULT_MODEL": "other"})
+    proc.wait(timeout=20)
+    log = entries(instance)
+    assert log[0]["run"] == "contenox version"
+    assert log[0]["env"] == {"CONTENOX_DEFAULT_MODEL": "named"}
+    assert log[1] == {"start": "contenox version", "env": {"CONTENOX_DEFAULT_MODEL": "other"}}
+    # The hermetic base environment is the harness's, not the case's: never recorded.
+    instance.contenox("version")
+    assert "env" not in entries(instance)[-1]
+
+
+def test_beams_token_counter_is_left_out_of_a_recorded_screen(instance: Instance) -> None:
+    # It appears a moment after the first reply, or not before the screen is read.
+    status = "| contenox  beam-1a2b3c4d  0/131072 (0%)  probe-model - scripted-test"
+    instance.recorder.screen(["contenox", "beam"], "exit 0", status)
+    assert entries(instance)[-1]["screen"] == (
+        "| contenox  beam-[BEAM1]  probe-model - scripted-test"
+    )
 
 
 def test_a_terminal_records_the_screen_at_each_checkpoint_and_at_exit(instance: Instance) -> None:
@@ -202,3 +226,18 @@ def test_opted_out_tests_are_listed_in_the_summary(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(
         ["*e2e tests that leave no transcript*", "*test_a_race", "*a race tried twelve times"]
     )
+
+
+def test_the_head_reports_the_demand_the_check_computed(instance: Instance) -> None:
+    # chat logs no operation lines: the check counts what the captured state shows,
+    # and the head must say that count, not re-count the logs alone.
+    from harness.case import check_demand, transcript_head
+
+    instance.use_script(Script(turns=["one", "two"]))
+    instance.contenox("run", "go")
+    demands = check_demand(instance)
+    assert instance.recorder.checked_demands is demands
+    assert transcript_head(instance)["model_demand"] == {"scripted": "2 of 2 turns served"}
+    served_once = {"scripted": dataclasses.replace(demands["scripted"], served=1)}
+    instance.recorder.checked_demands = served_once
+    assert transcript_head(instance)["model_demand"] == {"scripted": "1 of 2 turns served"}

@@ -410,7 +410,7 @@ def open_acp(
         cwd=instance.work,
         queue_lines=True,
     )
-    instance.recorder.started(process.argv)
+    instance.recorder.started(process.argv, env)
     process.on_end = instance.recorder.ended_acp
     client = AcpClient(
         process,
