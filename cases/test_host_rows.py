@@ -158,6 +158,10 @@ def test_a_subagent_started_by_mission_start_runs_under_default_mission_policy(
     assert "subagent reporting home" in turn.text, turn.describe()
     [started] = missions(instance)
     assert (started.agent, started.envelope, started.status) == ("run", ENVELOPE, "landed")
+    # Kept off: the subagent replays this dialog from turn 0 and its calls land in the
+    # acp session's stderr (5 stream calls seen for 3 turns), so the count is capped,
+    # not per process: it cannot say which turns the session itself was served.
+    instance.recorder.demand_checked = False
 
 
 # ------------------------------------------------------------------ troubleshooting
