@@ -38,9 +38,6 @@ REFERENCE = (
     "Treat this as project-specific reference material and conventions, not unconditional rules."
 )
 CHAT = Script(turns=["Hello there, friend."])
-# `chat` logs no model call on stderr (quarantined in test_scripted_backend_identity.py),
-# so the harness cannot count the turns it served; the reply on stdout shows it was.
-CHAT_DEMAND_UNSEEN = False
 LANDS = Script(
     turns=[
         Turn(text="Filing.", tool_calls=[mission_report("result", "read the rules")]),
@@ -105,7 +102,6 @@ CHAT_LOADS = Case(
         ),
     ],
     probes=[probe("session roles", session_roles)],
-    serves_all_turns=CHAT_DEMAND_UNSEEN,
 )
 
 CHAT_SENDS_IT = Case(
@@ -115,7 +111,6 @@ CHAT_SENDS_IT = Case(
     steps=[step("chat", "hello", stdout_has=["Hello there, friend."])],
     probes=[probe("system messages sent", system_messages_sent)],
     redact=DATE,
-    serves_all_turns=CHAT_DEMAND_UNSEEN,
 )
 
 WRAPPED_AS_REFERENCE = Case(
@@ -132,7 +127,6 @@ WRAPPED_AS_REFERENCE = Case(
             stdout_has=[WRAPPER, REFERENCE, "if it changes, start a new session"],
         ),
     ],
-    serves_all_turns=CHAT_DEMAND_UNSEEN,
 )
 
 ONCE_PER_SESSION = Case(
@@ -145,7 +139,6 @@ ONCE_PER_SESSION = Case(
         step("session", "show", stdout_has=[MARKER, "first question", "second question"]),
     ],
     probes=[probe("session roles", session_roles)],
-    serves_all_turns=CHAT_DEMAND_UNSEEN,
 )
 
 NO_FILE_NOTHING_LOADED = Case(
@@ -163,7 +156,6 @@ NO_FILE_NOTHING_LOADED = Case(
         ),
     ],
     probes=[probe("session roles", session_roles)],
-    serves_all_turns=CHAT_DEMAND_UNSEEN,
 )
 
 RUN_DOES_NOT_LOAD = Case(
@@ -172,7 +164,6 @@ RUN_DOES_NOT_LOAD = Case(
     files={"AGENTS.md": AGENTS_MD},
     steps=[step("run", "--policy", "run", "read the rules", stdout_has=["read the rules"])],
     probes=[probe("system messages sent", system_messages_sent)],
-    serves_all_turns=False,  # the closing turn after mission_finish is served only sometimes
 )
 
 MISSION_FIRE_DOES_NOT_LOAD = Case(
@@ -192,7 +183,6 @@ MISSION_FIRE_DOES_NOT_LOAD = Case(
         )
     ],
     probes=[probe("system messages sent", system_messages_sent)],
-    serves_all_turns=False,
 )
 
 

@@ -44,7 +44,6 @@ DOCTORS_FIRST_LINE_IS_THE_READINESS_VERDICT = Case(
 SKIP_CYCLE = Case(
     name="doctor skip cycle still reports the defaults and the registered backend",
     script=DIALOG,
-    serves_all_turns=False,
     steps=[
         step(
             "doctor",
@@ -102,7 +101,6 @@ RENDERED_ENVELOPES_ARE_NEVER_STALE = Case(
 MAX_TOKENS_ADVISORY = Case(
     name="doctor warns when default max tokens exceeds the output ceiling and changes nothing",
     script=Script(model="capped", max_output_tokens=100, turns=["Hello."]),
-    serves_all_turns=False,
     steps=[
         step("config", "set", "default-max-tokens", "500"),
         step("doctor", stdout_has=["default-max-tokens=500 exceeds", "(100)"]),
@@ -114,13 +112,11 @@ VISION = [
     Case(
         name="doctor reports the vision capable models it found",
         script=Script(model="seer", turns=["Hello."]),
-        serves_all_turns=False,
         steps=[step("doctor", stdout_has=["Vision: 1 model(s) accept images", "seer"])],
     ),
     Case(
         name="doctor says when no vision capable model is available",
         script=Script(model="blind", capabilities={"vision": False}, turns=["Hello."]),
-        serves_all_turns=False,
         steps=[step("doctor", stdout_has=["no vision-capable models available"])],
     ),
 ]

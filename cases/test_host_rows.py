@@ -158,8 +158,9 @@ def test_a_subagent_started_by_mission_start_runs_under_default_mission_policy(
     assert "subagent reporting home" in turn.text, turn.describe()
     [started] = missions(instance)
     assert (started.agent, started.envelope, started.status) == ("run", ENVELOPE, "landed")
-    # The subagent process replays the same dialog from turn 0, so the served
-    # turns of two processes overlap: a per-dialog count proves nothing here.
+    # Kept off: the subagent replays this dialog from turn 0 and its calls land in the
+    # acp session's stderr (5 stream calls seen for 3 turns), so the count is capped,
+    # not per process: it cannot say which turns the session itself was served.
     instance.recorder.demand_checked = False
 
 
@@ -238,10 +239,13 @@ QUESTION = Script(
         Turn(text="Mission finished.", optional=True),
     ]
 )
+# The unit ends at its question (stopped, interrupted): the turns after the ask
+# are never asked for; the question itself still is.
+ENDS_AT_THE_QUESTION = QUESTION.optional_from(1)
 
 STOPPED_BY_OPERATOR = Case(
     name="a mission stopped without a reason reads stopped by operator",
-    script=QUESTION,
+    script=ENDS_AT_THE_QUESTION,
     steps=[
         background(
             "fire", "mission", "fire", "run", "review a branch", "--policy", "run", "--wait"
@@ -261,13 +265,11 @@ STOPPED_BY_OPERATOR = Case(
             stdout_lacks=["reclaimed"],
         ),
     ],
-    # The unit ends at its question, stopped: the turns after it are never asked for.
-    serves_all_turns=False,
 )
 
 INTERRUPTED_FIRE = Case(
     name="an interrupted mission fire exits non-zero",
-    script=QUESTION,
+    script=ENDS_AT_THE_QUESTION,
     steps=[
         background(
             "fire", "mission", "fire", "run", "review a branch", "--policy", "run", "--wait"
@@ -276,6 +278,4 @@ INTERRUPTED_FIRE = Case(
         signal("fire", SIGINT),
         wait("fire", exit_code="non-zero", stdout_lacks=["finished: landed"]),
     ],
-    # The unit ends at its question, interrupted: the turns after it are never asked for.
-    serves_all_turns=False,
 )

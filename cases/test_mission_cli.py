@@ -73,8 +73,9 @@ QUESTION = Script(
         "Done.",
     ]
 )
-# After mission_finish the closing text turn is served only sometimes.
-CLOSING_TURN_VARIES = False
+# A mission that ends at its question (stopped, torn down by --timeout): the
+# turns after the ask are never asked for; the question itself still is.
+ENDS_AT_THE_QUESTION = QUESTION.optional_from(1)
 
 
 def _fire(*extra: str) -> tuple[str, ...]:
@@ -96,7 +97,6 @@ FIRE_LANDS = Case(
         ),
         step("mission", "list", stdout_has=["landed"]),
     ],
-    serves_all_turns=CLOSING_TURN_VARIES,
 )
 
 FIRE_NEEDS_WAIT = Case(
@@ -110,7 +110,6 @@ FIRE_NEEDS_WAIT = Case(
         ),
         step("mission", "list", stdout_has=["No missions recorded"]),
     ],
-    serves_all_turns=False,  # refused before any model call
 )
 
 FIRE_STUCK = Case(
@@ -124,7 +123,6 @@ FIRE_STUCK = Case(
         ),
         step("mission", "list", stdout_has=["stuck"]),
     ],
-    serves_all_turns=CLOSING_TURN_VARIES,
 )
 
 FIRE_DERAILED = Case(
@@ -138,7 +136,6 @@ FIRE_DERAILED = Case(
         ),
         step("mission", "list", stdout_has=["derailed"]),
     ],
-    serves_all_turns=CLOSING_TURN_VARIES,
 )
 
 FIRE_DEFAULT_POLICY = Case(
@@ -148,7 +145,6 @@ FIRE_DEFAULT_POLICY = Case(
         step("config", "set", "default-mission-policy", "run"),
         step(*_fire("--wait"), stdout_has=['under envelope "run"', "finished: landed"]),
     ],
-    serves_all_turns=CLOSING_TURN_VARIES,
 )
 
 FIRE_NAMES_NO_POLICY = Case(
@@ -163,7 +159,6 @@ FIRE_NAMES_NO_POLICY = Case(
         ),
         step("mission", "list", stdout_has=["No missions recorded"]),
     ],
-    serves_all_turns=False,  # refused before any model call
 )
 
 ASKS_IS_A_VERB = Case(
@@ -368,7 +363,7 @@ def _no_pending_ask(instance: Instance) -> list[str]:
 
 MISSION_STOP_ABANDONS_A_WAITING_MISSION = Case(
     name="mission stop abandons a waiting mission with its reason and the fire exits non zero",
-    script=QUESTION,
+    script=ENDS_AT_THE_QUESTION,
     steps=[
         *FIRE_AND_WAIT_ON_THE_QUESTION,
         step(
@@ -389,8 +384,6 @@ MISSION_STOP_ABANDONS_A_WAITING_MISSION = Case(
         probe("pending asks", _no_pending_ask, expect=[]),
         wait("fire", exit_code="non-zero", timeout=120),
     ],
-    # The run ends at its ask by design: the turns after it are never asked for.
-    serves_all_turns=False,
 )
 
 
@@ -400,7 +393,7 @@ def _pending(instance: Instance) -> list[str]:
 
 MISSION_FIRE_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
     name="mission fire timeout tears the unit down and exits non zero",
-    script=QUESTION,
+    script=ENDS_AT_THE_QUESTION,
     steps=[
         step(
             "mission",
@@ -421,8 +414,6 @@ MISSION_FIRE_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
             expect=satisfies(lambda st: len(st) == 1 and st[0] != "landed", "one, not landed"),
         ),
     ],
-    # The run ends at its ask by design: the turns after it are never asked for.
-    serves_all_turns=False,
     # The mission's status read after the teardown is "open" in some clean runs and
     # "derailed" in others (the teardown races the status write).
     snapshot=False,

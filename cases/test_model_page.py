@@ -51,7 +51,6 @@ SET_CONTEXT_FOR_A_LISTED_MODEL = Case(
             stdout_has=['Model "scripted-test" context set to 12000.'],
         ),
     ],
-    serves_all_turns=False,
     defect=(
         "on a fresh home with the scripted backend registered, `contenox model list` shows "
         "`scripted-test`, then `contenox model set-context scripted-test --context 12k` exits 1 "
@@ -79,7 +78,6 @@ CONTEXT_SHORTHANDS = [
                 stdout_has=[f'Model "scripted-test" context set to {meant}.'],
             ),
         ],
-        serves_all_turns=False,
     )
     for given, meant in (("4096", "4096"), ("12k", "12000"), ("128k", "128000"), ("1m", "1000000"))
 ]
@@ -99,7 +97,6 @@ SET_CONTEXT_ZERO_CLEARS = Case(
             stdout_has=['Model "scripted-test" context cleared'],
         ),
     ],
-    serves_all_turns=False,
 )
 
 SET_CONTEXT_NEEDS_CONTEXT = Case(
@@ -115,7 +112,6 @@ SET_CONTEXT_NEEDS_CONTEXT = Case(
             notices_has=['required flag(s) "context" not set'],
         ),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -161,7 +157,6 @@ CAPABILITY_SET_THINK = Case(
         ),
     ],
     probes=[probe("model flags (name, think, vision)", _flags)],
-    serves_all_turns=False,
 )
 
 CAPABILITY_SET_VISION = Case(
@@ -180,7 +175,6 @@ CAPABILITY_SET_VISION = Case(
         ),
     ],
     probes=[probe("model flags (name, think, vision)", _flags)],
-    serves_all_turns=False,
 )
 
 
@@ -220,7 +214,6 @@ CAPABILITY_SHOW = Case(
             ],
         ),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -265,5 +258,4 @@ CAPABILITY_SET_NEEDS_A_FLAG = Case(
             stdout_has=["No capability override"],
         ),
     ],
-    serves_all_turns=False,
 )

@@ -57,7 +57,6 @@ DOCTOR_SAYS_READY_AND_NAMES_BEAM = Case(
     name="once a model is connected doctor's first line is Ready yes naming contenox beam",
     script=Script(turns=["unused"]),
     steps=[step("doctor", stdout_has=["Ready: yes — run: contenox beam"])],
-    serves_all_turns=False,
 )
 
 
@@ -248,7 +247,6 @@ RUN_AT_THE_DECLARED_REVIEWER_AS_WRITTEN = Case(
             notices_has=['Mission fired at agent "reviewer"'],
         ),
     ],
-    serves_all_turns=False,
     defect=_NO_ENVELOPE_ON_A_FRESH_HOME
     + "Contradicts guide/quickstart.md, 6: '`contenox run` takes the task, prints the report to "
     'stdout, and exits 0 when the work landed: contenox run reviewer "review payments.go"\'.',
@@ -269,7 +267,6 @@ RUN_AT_THE_DECLARED_REVIEWER = Case(
             notices_has=['Mission fired at agent "reviewer"'],
         ),
     ],
-    serves_all_turns=False,
 )
 
 MISSION_FIRE_AND_WAIT_AS_WRITTEN = Case(
@@ -280,7 +277,6 @@ MISSION_FIRE_AND_WAIT_AS_WRITTEN = Case(
         step("mission", "fire", "reviewer", "review the payment retry change", "--wait"),
         step("mission", "list", stdout_has=["reviewer", "landed"]),
     ],
-    serves_all_turns=False,
     defect=_NO_ENVELOPE_ON_A_FRESH_HOME
     + "Contradicts guide/quickstart.md, 6: 'Or fire it and walk away … contenox mission fire "
     'reviewer "review the payment retry change" --wait\'.',
@@ -303,7 +299,6 @@ MISSION_FIRE_AND_WAIT = Case(
         step("mission", "list", stdout_has=["reviewer", "landed"]),
     ],
     probes=[probe("missions", lambda i: [(m.agent, m.status) for m in missions(i)])],
-    serves_all_turns=False,
 )
 
 # --- Cloud providers ----------------------------------------------------------------------

@@ -97,7 +97,6 @@ A_STUCK_RUN_EXITS_NONZERO_AND_SAYS_WHY = Case(
         ),
     ],
     probes=[probe("missions", missions)],
-    serves_all_turns=False,
 )
 
 

@@ -86,8 +86,6 @@ RUN_AT_A_DECLARED_AGENT = Case(
         ),
     ],
     probes=[probe("missions", _mission_statuses)],
-    # mission_finish tears the unit down while the closing turn may be asked for.
-    serves_all_turns=False,
 )
 
 FIRST_WORD_NAMING_NO_AGENT_IS_PART_OF_THE_TASK = Case(
@@ -107,7 +105,6 @@ FIRST_WORD_NAMING_NO_AGENT_IS_PART_OF_THE_TASK = Case(
             ],
         ),
     ],
-    serves_all_turns=False,
     defect=(
         '`contenox run --policy run report what` exits 1 with \'Error: resolve agent "report": '
         "libdb: not found' and fires nothing; with three words (`run --policy run summarise "
@@ -134,7 +131,6 @@ A_QUOTED_TASK_IS_ONE_TASK = Case(
         ),
     ],
     probes=[probe("missions", _mission_statuses)],
-    serves_all_turns=False,
 )
 
 
@@ -161,7 +157,6 @@ DERAILED_RUN = Case(
         ),
     ],
     probes=[probe("missions", _mission_statuses)],
-    serves_all_turns=False,
 )
 
 STUCK_RUN = Case(
@@ -183,7 +178,6 @@ STUCK_RUN = Case(
         ),
     ],
     probes=[probe("missions", _mission_statuses)],
-    serves_all_turns=False,
 )
 
 
@@ -201,7 +195,6 @@ POLICY_FALLS_BACK_TO_THE_CONFIGURED_DEFAULT = Case(
             notices_has=['Mission fired at agent "run" under envelope "run".', "finished: landed"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 A_RUN_WITH_NO_ENVELOPE_IS_REFUSED = Case(
@@ -218,7 +211,6 @@ A_RUN_WITH_NO_ENVELOPE_IS_REFUSED = Case(
         ),
         step("mission", "list", stdout_has=["No missions"]),
     ],
-    serves_all_turns=False,
 )
 
 AN_UNKNOWN_ENVELOPE_IS_REFUSED = Case(
@@ -235,7 +227,6 @@ AN_UNKNOWN_ENVELOPE_IS_REFUSED = Case(
             notices_lacks=["Mission fired"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -254,7 +245,8 @@ GATED_ECHO = Script(
 
 RUN_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
     name="run --timeout tears the unit down and exits nonzero while its record survives",
-    script=GATED_ECHO,
+    # The run ends at the echo's ask: the turns after it are never asked for.
+    script=GATED_ECHO.optional_from(1),
     steps=[
         step(
             "run",
@@ -274,7 +266,6 @@ RUN_TIMEOUT_TEARS_THE_UNIT_DOWN = Case(
         probe("missions", lambda i: [(m.agent, m.envelope) for m in missions(i)]),
         probe("asks", lambda i: [(a.kind, a.tool) for a in approvals(i)]),
     ],
-    serves_all_turns=False,
 )
 
 RUN_WAITS_THIRTY_MINUTES_BY_DEFAULT = Case(
@@ -289,7 +280,6 @@ RUN_WAITS_THIRTY_MINUTES_BY_DEFAULT = Case(
             notices_has=["Waiting for a terminal status (timeout 30m0s;"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 RUN_TIMEOUT_IS_ITS_OWN_FLAG = Case(
@@ -325,7 +315,6 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
             notices_has=["finished: landed"],
         ),
     ],
-    serves_all_turns=False,
     defect=(
         "`printf 'diff --git a/pay.go b/pay.go\\n+retry := 3\\n' | contenox run --policy run "
         "\"review this…\"` exits 1 with 'Error: intent must be a single line' and fires "

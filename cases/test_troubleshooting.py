@@ -65,7 +65,6 @@ NOT_READY_VERDICTS = [
             *(step("config", "set", k, v) for k, v in settings),
             step("doctor", stdout_has=["Ready: no — " + verdict, "Next:  "]),
         ],
-        serves_all_turns=False,
         init=True,
     )
     for label, script, settings, verdict in (
@@ -114,7 +113,6 @@ SETTING_THE_DEFAULTS_DIRECTLY_MAKES_DOCTOR_READY = Case(
         step("config", "get", "default-model", stdout_has=["scripted-test"]),
         step("doctor", stdout_has=["Ready: yes"]),
     ],
-    serves_all_turns=False,
 )
 
 # --- Provider unreachable, or a bad key -------------------------------------------------------
@@ -190,7 +188,6 @@ A_STALE_POLICY_COPY_IS_NAMED_BY_PATH = Case(
             stdout_lacks=[".generated/hitl-policy-default.json predates"],
         )
     ],
-    serves_all_turns=False,
 )
 
 
@@ -351,11 +348,14 @@ GATED_ECHO = Script(
         "Done.",
     ]
 )
+# A run that ends at the echo's ask (torn down, stopped, expired): the turns
+# after the ask are never asked for; the echo call itself still is.
+ENDS_AT_THE_ASK = GATED_ECHO.optional_from(1)
 
 
 A_RESPONDER_WITH_NO_MODEL_IS_REFUSED = Case(
     name="a responder with no usable model is refused and the ask stays pending",
-    script=GATED_ECHO,
+    script=ENDS_AT_THE_ASK,
     steps=[
         step("run", "--policy", "run", "--timeout", "3s", "echo hi", exit_code="non-zero"),
         step("approvals", "list", capture={"ask": column("ID")}),
@@ -368,7 +368,6 @@ A_RESPONDER_WITH_NO_MODEL_IS_REFUSED = Case(
             stdout_lacks=["No pending asks"],
         ),
     ],
-    serves_all_turns=False,
     defect=(
         'after `contenox run --policy run --timeout 2s "echo"` left a checkpointed ask and '
         "`contenox backend remove scripted` left no usable model, `contenox approvals respond "
@@ -385,11 +384,8 @@ A_RESPONDER_WITH_NO_MODEL_IS_REFUSED = Case(
 
 # function: a loop: polls approvals list until the expired ask is swept
 def test_approvals_list_applies_an_expired_asks_timeout_verdict(instance: Instance) -> None:
-    # The run ends at its ask (torn down, stopped or expired) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     instance.init()
-    instance.use_script(GATED_ECHO)
+    instance.use_script(ENDS_AT_THE_ASK)
     instance.must("config", "set", "approval-ceiling", "5s")
     instance.contenox("run", "--policy", "run", "--timeout", "2s", "echo hi").assert_failure()
 
@@ -411,7 +407,7 @@ def test_approvals_list_applies_an_expired_asks_timeout_verdict(instance: Instan
 
 MISSION_STOP_ABANDONS_AND_CLOSES_ASKS = Case(
     name="mission stop abandons a mission and closes its pending asks",
-    script=GATED_ECHO,
+    script=ENDS_AT_THE_ASK,
     steps=[
         background("run", "run", "--policy", "run", "--timeout", "120s", "echo hi"),
         await_ask("ask", tool="native-echo.echo", timeout=60),
@@ -421,8 +417,6 @@ MISSION_STOP_ABANDONS_AND_CLOSES_ASKS = Case(
         probe("approvals", approvals, expect=[]),
         step("mission", "show", "{ask_mission}", stdout_has=["host is gone"]),
     ],
-    # The run ends at its ask by design: the turns after it are never asked for.
-    serves_all_turns=False,
 )
 
 
@@ -473,7 +467,6 @@ DOCTOR_BUNDLE_WRITES_THE_ZIP = Case(
             },
         )
     ],
-    serves_all_turns=False,
 )
 
 DOCTOR_JSON_BUNDLE_KEEPS_STDOUT_JSON = Case(
@@ -492,7 +485,6 @@ DOCTOR_JSON_BUNDLE_KEEPS_STDOUT_JSON = Case(
         ),
         probe("report.zip is a file", lambda i: (i.tmp / "report.zip").is_file(), expect=True),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -529,7 +521,6 @@ DOCTOR_BUNDLE_REDACTS_A_KEY = Case(
             ),
         ),
     ],
-    serves_all_turns=False,
 )
 
 
