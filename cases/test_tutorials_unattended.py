@@ -420,6 +420,19 @@ READ_THEN_SUBMIT = Script(
     ]
 )
 
+
+def _echoed(instance: Instance) -> list[str]:
+    """The echo results the model was sent, over every run: the read ran, and its output."""
+    seen: list[str] = []
+    for run in probes.captured_requests(instance):
+        for unit in probes.captured_units(instance, run):
+            for message in unit.sent:
+                if message.role == "tool" and "40 hours" in message.content:
+                    if message.content not in seen:
+                        seen.append(message.content)
+    return seen
+
+
 THE_PER_AGENT_GRANT = Case(
     name=(
         "recurring job a per agent always_allow runs that tool unattended and anything else "
@@ -456,6 +469,13 @@ THE_PER_AGENT_GRANT = Case(
         ),
         respond("submit", "deny"),
         wait("fire", exit_code="non-zero", notices_has=["finished: stuck"]),
+    ],
+    probes=[
+        probe(
+            "the read's result the model was sent",
+            _echoed,
+            expect=satisfies(lambda results: len(results) == 1, "the echo ran once, unasked"),
+        )
     ],
 )
 
