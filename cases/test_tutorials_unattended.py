@@ -1,0 +1,520 @@
+"""The unattended parts of guide/tutorials/: what a mission unit does with nobody watching.
+
+The vault and mission-agent tutorials' chain and envelopes (from `test_tutorials`), fired with
+`contenox mission fire … --wait`: the nudge and blocker of a unit that never reports, the
+`on_failure` recipe, an `approve` asked into an empty room, the compute ceiling, the fenced
+vault mission's verdict and the oracle; plus the recurring-work per-agent policy and
+first-agent's `agents.toml` defaults. A wait that must run out is contenox's own `--timeout`
+(the documented behaviour is "stays open"), never a sleep of the harness.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from chains import UNASKED
+from test_tutorials import (
+    MISSION_POLICY,
+    UNATTENDED,
+    VAULT_CHAIN,
+    VAULT_FILES,
+    declaration,
+    listing,
+)
+
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    await_ask,
+    background,
+    group,
+    mission_finish,
+    mission_report,
+    probe,
+    probes,
+    respond,
+    satisfies,
+    signal,
+    step,
+    wait,
+)
+
+FIRED_AT = re.compile(r"Mission (\S+) \(instance")
+# contenox's own wait: long enough for a scripted unit's few turns under load, and the
+# documented outcome is that the mission does not end.
+NOT_FINISHED = "did not finish within"
+
+
+def _vault_files(*, chain: str = VAULT_CHAIN, policy: str = MISSION_POLICY) -> dict[str, str]:
+    """The vault tutorial's workspace with its chain and envelope replaced."""
+    return {
+        **VAULT_FILES,
+        ".contenox/chain-agent-vaultfiler.json": chain,
+        ".contenox/hitl-policy-vault.json": policy,
+    }
+
+
+def _with_mission(chain_text: str) -> str:
+    """A chain with the mission toolset granted and the unattended instruction appended."""
+    chain = json.loads(chain_text)
+    task = chain["tasks"][0]
+    task["execute_config"]["tools"] = [*task["execute_config"]["tools"], "mission"]
+    task["system_instruction"] += UNATTENDED
+    return json.dumps(chain, indent=2)
+
+
+def _policy(**changes: Any) -> str:
+    """The mission envelope of mission-agent.md step 5 with ``rules``/``compute`` changed."""
+    policy = json.loads(MISSION_POLICY)
+    policy.update(changes)
+    return json.dumps(policy, indent=2)
+
+
+def _fire(intent: str, *, timeout: str = "60s", **expect: Any) -> Any:
+    """`mission fire vaultfiler <intent> --policy hitl-policy-vault.json --wait`."""
+    return step(
+        "mission",
+        "fire",
+        "vaultfiler",
+        intent,
+        "--policy",
+        "hitl-policy-vault.json",
+        "--wait",
+        "--timeout",
+        timeout,
+        **expect,
+    )
+
+
+def _nudges(instance: Instance) -> list[str]:
+    """The first sentence of each distinct nudge (a user message the runtime injects)."""
+    seen: list[str] = []
+    for run in probes.captured_requests(instance):
+        for unit in probes.captured_units(instance, run):
+            for message in unit.sent:
+                text = message.content.strip()
+                if message.role == "user" and text.startswith("Your last turn ended"):
+                    first = text.split(". ")[0] + "."
+                    if first not in seen:
+                        seen.append(first)
+    return seen
+
+
+# ------------------------------------------------- mission-agent.md step 2: the mission toolset
+
+WITHOUT_THE_MISSION_TOOLSET = Case(
+    name=(
+        "mission agent without the mission toolset is nudged once then files the blocker "
+        "and stays open"
+    ),
+    # Two prose turns: the first ends the unit's turn, the nudge asks again, the second ends it
+    # too. A third turn is never asked for: the runtime gives up and files the blocker.
+    script=Script(turns=["I filed the notes.", "I said it already: the notes are filed."]),
+    files=_vault_files(chain=VAULT_CHAIN),
+    steps=[
+        _fire(
+            "File every file in inbox/ into the vault as a note",
+            timeout="20s",
+            exit_code="non-zero",
+            stdout_has=[NOT_FINISHED],
+            capture={"mission": group(FIRED_AT, stream="stdout")},
+        ),
+        step(
+            "mission",
+            "list",
+            stdout_has=[re.compile(r"vaultfiler\s+hitl-policy-vault\.json\s+open")],
+        ),
+        step(
+            "mission", "reports", "{mission}", stdout_has=["unit ended two turns without reporting"]
+        ),
+        probe(
+            "the nudges the unit was sent",
+            _nudges,
+            expect=[
+                "Your last turn ended without reaching outside this session, and no human is "
+                "reading this chat."
+            ],
+        ),
+    ],
+)
+
+# ------------------------------------------------- mission-agent.md step 4: on_failure reports
+
+REPORT_FAILURE = {
+    "id": "report_failure",
+    "handler": "chat_completion",
+    "system_instruction": (
+        "The previous step failed. Call mission.mission_report with a `blocker` describing "
+        "what failed and what you had completed before it, then call mission.mission_finish "
+        "with `stuck`. Do not retry the work."
+    ),
+    "execute_config": {
+        "model": "{{var:model}}",
+        "provider": "{{var:provider}}",
+        "tools": ["mission"],
+    },
+    "transition": {"branches": [{"operator": "default", "when": "", "goto": "end"}]},
+}
+
+
+def _failing_chain() -> str:
+    """The mission chain whose work step errors (its model is served by no backend), with the
+    tutorial's `on_failure` pointing at its `report_failure` task, verbatim."""
+    chain = json.loads(_with_mission(VAULT_CHAIN))
+    work = chain["tasks"][0]
+    work["execute_config"]["model"] = "no-such-model"
+    work["execute_config"]["provider"] = "scripted-test"
+    work["transition"]["on_failure"] = "report_failure"
+    chain["tasks"].append(REPORT_FAILURE)
+    return json.dumps(chain, indent=2)
+
+
+BLOCKER = "the file_notes step failed: its model is not served; nothing was filed"
+
+ON_FAILURE_REPORTS = Case(
+    name=(
+        "mission agent a step error routed by on_failure to "
+        "the reporting task files its blocker and ends stuck"
+    ),
+    defect=(
+        "mission-agent.md step 4's `report_failure` task, verbatim (a chat_completion with tools "
+        "[mission] whose transition goes straight to `end`), as the `on_failure` of the mission "
+        "chain's work step, whose model no backend serves: `mission fire vaultfiler … --policy "
+        "hitl-policy-vault.json --wait` — the step error routes to report_failure and the model's "
+        "mission_report/mission_finish calls are served, but nothing executes them (no "
+        "execute_tool_calls task follows): the mission stays `open`, the fire times out, and the "
+        "only report is the runtime's '[blocker] unit ended two turns without reporting — last "
+        "said: Reporting.'. mission-agent.md: 'Point `on_failure` at a task that reports'"
+    ),
+    script=Script(
+        turns=[
+            Turn(text="Reporting.", tool_calls=[mission_report("blocker", BLOCKER)]),
+            Turn(tool_calls=[mission_finish("stuck")]),
+            Turn(text="Mission finished.", optional=True),
+        ]
+    ),
+    files=_vault_files(chain=_failing_chain()),
+    steps=[
+        _fire(
+            "File every file in inbox/ into the vault as a note",
+            timeout="20s",
+            exit_code="non-zero",
+            stdout_has=["finished: stuck"],
+            capture={"mission": group(FIRED_AT, stream="stdout")},
+        ),
+        step("mission", "reports", "{mission}", stdout_has=[BLOCKER]),
+    ],
+)
+
+# ------------------------------------------- mission-agent.md step 5: an approve in the envelope
+
+APPROVE_IN_THE_VAULT = _policy(
+    rules=[
+        {"tools": "mission", "tool": "*", "action": "allow"},
+        {"tools": "local_fs", "tool": "write_file", "action": "approve"},
+    ]
+)
+WRITE_DRAFT = ToolCall("write_file", {"path": "vault/Draft.md", "content": "draft\n"})
+
+AN_APPROVE_ASKS_AN_EMPTY_ROOM = Case(
+    name=(
+        "mission agent an approve in the mission envelope "
+        "is a question nobody answers and the write waits"
+    ),
+    script=Script(
+        turns=[
+            Turn(text="Filing it.", tool_calls=[WRITE_DRAFT]),
+            # Never asked for: nobody answers, so the write never comes back.
+            Turn(tool_calls=[mission_finish("landed")], optional=True),
+            Turn(text="Mission finished.", optional=True),
+        ]
+    ),
+    files=_vault_files(chain=_with_mission(VAULT_CHAIN), policy=APPROVE_IN_THE_VAULT),
+    steps=[
+        background(
+            "fire",
+            "mission",
+            "fire",
+            "vaultfiler",
+            "File every file in inbox/ into the vault as a note",
+            "--policy",
+            "hitl-policy-vault.json",
+            "--wait",
+            "--timeout",
+            "120s",
+            ready="Mission fired",
+            ready_stream="stdout",
+        ),
+        await_ask("ask", tool="local_fs.write_file", kind="permission", run="fire"),
+        probe("the vault while the ask waits", listing("vault"), expect=[]),
+        signal("fire"),
+        wait("fire", exit_code="non-zero"),
+        step(
+            "mission",
+            "list",
+            stdout_has=[re.compile(r"vaultfiler\s+hitl-policy-vault\.json\s+open")],
+        ),
+    ],
+    probes=[probe("the vault after the fire ended", listing("vault"), expect=[])],
+)
+
+# ------------------------------------------------------------- the compute ceiling, crossed
+
+READ_MEETING = ToolCall("read_file", {"path": "inbox/meeting-notes.txt"})
+ONE_CALL_CEILING = _policy(
+    compute={"maxToolCalls": 1, "maxTokens": 400000, "onExhausted": "finish_stuck"}
+)
+
+THE_CEILING_ENDS_IT_STUCK = Case(
+    name="mission agent a unit that crosses compute maxToolCalls ends stuck",
+    defect=(
+        "the tutorial's mission envelope with `compute.maxToolCalls` 1 (onExhausted "
+        "finish_stuck) and the mission vault chain, a dialog of three read_file calls then "
+        "mission_finish landed: `mission fire vaultfiler … --policy hitl-policy-vault.json "
+        "--wait` runs all three reads (each returns the file) and prints 'Mission … finished: "
+        "landed', exit 0; `mission list` reads `landed`. mission-agent.md step 5: "
+        "'`maxToolCalls` is counted here and a unit that crosses it ends `stuck` instead of "
+        "grinding on unattended'; vault-agent.md: 'Crossing it ends the unit as `stuck`'"
+    ),
+    script=Script(
+        turns=[
+            *[Turn(text="Reading.", tool_calls=[READ_MEETING]) for _ in range(3)],
+            Turn(tool_calls=[mission_finish("landed")]),
+            Turn(text="Mission finished.", optional=True),
+        ]
+    ),
+    files=_vault_files(chain=_with_mission(VAULT_CHAIN), policy=ONE_CALL_CEILING),
+    steps=[
+        _fire(
+            "File every file in inbox/ into the vault as a note",
+            exit_code=None,
+            stdout_has=["finished: stuck"],
+            stdout_lacks=["finished: landed"],
+        )
+    ],
+)
+
+# ------------------------------------------------------- vault-agent.md: the fence's verdict
+
+THE_FENCED_VAULT_MISSION_ENDS_STUCK = Case(
+    name="vault agent the fenced mission ends stuck with a blocker naming the denied write",
+    defect=(
+        "the vault tutorial's chain (tools local_fs, local_shell — no mission toolset) under "
+        "hitl-policy-vault.json, fired with the fence intent ('Write a file named draft.md "
+        "directly inside the inbox folder…') and a scripted write_file inbox/draft.md: the "
+        "write is denied, then the unit cannot report or finish (it has no mission tools) — "
+        "the mission stays `open`, the only report is '[blocker] unit ended two turns without "
+        "reporting', and `--wait` runs out. vault-agent.md step 7: 'Status: stuck  (6s) "
+        "[blocker] The write_file call for inbox/draft.md was denied by the active policy.'"
+    ),
+    script=Script(
+        turns=[
+            Turn(
+                text="Writing it.",
+                tool_calls=[ToolCall("write_file", {"path": "inbox/draft.md", "content": "hello"})],
+            ),
+            "The write_file call for inbox/draft.md was denied by the active policy.",
+            Turn(text="Still denied.", optional=True),
+        ]
+    ),
+    files=VAULT_FILES,
+    steps=[
+        step(
+            "mission",
+            "fire",
+            "vaultfiler",
+            "Write a file named draft.md directly inside the inbox folder with the text hello.",
+            "--policy",
+            "hitl-policy-vault.json",
+            "--wait",
+            "--timeout",
+            "20s",
+            exit_code=None,
+            stdout_has=["finished: stuck"],
+            capture={"mission": group(FIRED_AT, stream="stdout")},
+        ),
+        step("mission", "reports", "{mission}", stdout_has=["denied by the active policy"]),
+    ],
+)
+
+# ----------------------------------------------------------- mission-agent.md step 8: the oracle
+
+ASK_ID = "ask-filename-convention"
+ORACLE_ANSWER = "Use kebab-case for all note filenames."
+
+THE_ORACLE_ANSWERS = Case(
+    name=(
+        "mission agent with default oracle chain set "
+        "the oracle answers a question the intent answers"
+    ),
+    defect=(
+        "`contenox config set default-oracle-chain chain-oracle-default.json`, then "
+        "`mission fire vaultfiler 'File every file in inbox/ into the vault as a note. Use "
+        "kebab-case for all note filenames.' --policy hitl-policy-vault.json --wait` (the "
+        "tutorial's envelope: allowAgentAnswers true) and a unit turn calling "
+        "mission_ask_attention 'Confirm filename convention': no oracle line on stderr, the "
+        "oracle's scripted turn is never served, the question waits in `approvals list` "
+        "(KIND question) and the fire runs out its --timeout. mission-agent.md step 8: "
+        "'oracle: answered ask c5dfb1ae in 8.922s: \"Use kebab-case for all note filenames.\"'; "
+        "contenox-config.md: 'Setting it is what turns the oracle on' (seen only on `serve`)"
+    ),
+    script=Script(
+        turns=[
+            Turn(
+                text="Asking.",
+                tool_calls=[
+                    ToolCall(
+                        "mission_ask_attention",
+                        {"summary": "Confirm filename convention", "detail": "Which case?"},
+                        id=ASK_ID,
+                    )
+                ],
+            ),
+            # The oracle's verdict, then the unit carries on with the answer.
+            Turn(
+                tool_calls=[
+                    ToolCall(
+                        "submit_verdict",
+                        {"verdict": "answer", "answer": ORACLE_ANSWER, "askId": ASK_ID},
+                    )
+                ]
+            ),
+            Turn(text="Verdict submitted."),
+            Turn(tool_calls=[mission_finish("landed")]),
+            Turn(text="Mission finished.", optional=True),
+        ]
+    ),
+    files=_vault_files(chain=_with_mission(VAULT_CHAIN)),
+    steps=[
+        step("config", "set", "default-oracle-chain", "chain-oracle-default.json"),
+        _fire(
+            "File every file in inbox/ into the vault as a note. Use kebab-case for all note "
+            "filenames.",
+            timeout="30s",
+            exit_code=None,
+            notices_has=["oracle: answered ask"],
+            stdout_has=["finished: landed"],
+        ),
+    ],
+)
+
+# ------------------------------------------ recurring-work.md: the per-agent policy's grant
+
+TIMESHEET_TOML = """\
+[[agents.timesheet.policy.always_allow]]
+tools = "native-echo"
+tool = "echo"
+"""
+
+READ_THEN_SUBMIT = Script(
+    turns=[
+        Turn(text="Reading the hours.", tool_calls=[ToolCall("echo", {"input": "40 hours"})]),
+        Turn(text="Submitting.", tool_calls=[ToolCall("jq_query", {"query": ".", "input": "{}"})]),
+        Turn(tool_calls=[mission_finish("stuck")]),
+        Turn(text="Mission finished.", optional=True),
+    ]
+)
+
+
+def _echoed(instance: Instance) -> list[str]:
+    """The echo results the model was sent, over every run: the read ran, and its output."""
+    seen: list[str] = []
+    for run in probes.captured_requests(instance):
+        for unit in probes.captured_units(instance, run):
+            for message in unit.sent:
+                if message.role == "tool" and "40 hours" in message.content:
+                    if message.content not in seen:
+                        seen.append(message.content)
+    return seen
+
+
+THE_PER_AGENT_GRANT = Case(
+    name=(
+        "recurring job a per agent always_allow runs that tool unattended and anything else "
+        "stops and waits"
+    ),
+    # `echo` stands for `get_hours`, `jq_query` for the submit the policy never granted. The
+    # rule is emitted into the agent's own policy (.generated/hitl-policy-timesheet.json),
+    # which is the envelope here: under the `run` envelope the per-agent rule is not consulted.
+    script=READ_THEN_SUBMIT,
+    files={
+        ".contenox/agents/timesheet.md": declaration("timesheet", '"*"'),
+        ".contenox/agents.toml": TIMESHEET_TOML,
+    },
+    steps=[
+        background(
+            "fire",
+            "run",
+            "--policy",
+            "hitl-policy-timesheet.json",
+            "--timeout",
+            "120s",
+            "timesheet",
+            "file this week",
+            ready="Mission fired",
+        ),
+        await_ask("submit", tool="native-jq.jq_query", kind="permission", run="fire"),
+        probe(
+            "pending asks while the submit waits",
+            probes.approvals,
+            expect=satisfies(
+                lambda asks: [a.tool for a in asks] == ["native-jq.jq_query"],
+                "only the submit waits; the read ran unasked",
+            ),
+        ),
+        respond("submit", "deny"),
+        wait("fire", exit_code="non-zero", notices_has=["finished: stuck"]),
+    ],
+    probes=[
+        probe(
+            "the read's result the model was sent",
+            _echoed,
+            expect=satisfies(lambda results: len(results) == 1, "the echo ran once, unasked"),
+        )
+    ],
+)
+
+# ------------------------------------------------ first-agent.md: agents.toml for every agent
+
+EVERY_AGENT_TOML = """\
+[chain]
+token_limit = 48000
+
+[tools_policies.local_shell]
+_allowed_commands = "git,ls"
+"""
+
+
+def _emitted(instance: Instance) -> dict[str, tuple[int, str]]:
+    """Per declared agent, its emitted chain's token_limit and local_shell allowlist."""
+    out: dict[str, tuple[int, str]] = {}
+    for agent in ("alpha", "beta"):
+        path = instance.work / ".contenox" / ".generated" / f"chain-agent-{agent}.json"
+        chain = json.loads(path.read_text(encoding="utf-8"))
+        shell = chain["tasks"][0]["execute_config"]["tools_policies"]["local_shell"]
+        out[agent] = (chain["token_limit"], shell["_allowed_commands"])
+    return out
+
+
+AGENTS_TOML_APPLIES_TO_EVERY_AGENT = Case(
+    name="first agent chain and tools_policies in agents toml apply to every agent",
+    script=UNASKED,
+    files={
+        ".contenox/agents/alpha.md": declaration("alpha", "Read, Bash"),
+        ".contenox/agents/beta.md": declaration("beta", "Read, Bash"),
+        ".contenox/agents.toml": EVERY_AGENT_TOML,
+    },
+    steps=[step("agent", "list", stdout_has=["alpha", "beta"], notices_lacks=["refused"])],
+    probes=[
+        probe(
+            "each emitted chain's token_limit and shell allowlist (.generated/)",
+            _emitted,
+            expect={"alpha": (48000, "git,ls"), "beta": (48000, "git,ls")},
+        )
+    ],
+)
