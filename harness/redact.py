@@ -35,6 +35,9 @@ _IDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # beam names its session beam-<8 digits or hex>: all digits in some runs.
     ("BEAM", re.compile(r"(?<=\bbeam-)[0-9a-f]{8}\b")),
     ("PORT", re.compile(r"(?:(?<=127\.0\.0\.1:)|(?<=localhost:)|(?<=\[::1\]:))\d{2,5}\b")),
+    # A hex id contenox cut with an ellipsis ("Forked … to session \"31520946…\""):
+    # all digits in some runs, so the letter the next shape needs may be missing.
+    ("HEX", re.compile(rf"\b{_HEX}{{8,64}}(?=…)")),
     # Short hex ids (session ids, hashes): a mix of digits and letters, 8+ long.
     ("HEX", re.compile(rf"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}{{8,64}}\b")),
 )

@@ -34,6 +34,15 @@ def test_other_generated_ids() -> None:
     assert r(text) == "request_id=[REQ1] call [CALL1] op_id=[OP1] session [HEX1] again [REQ1]"
 
 
+def test_a_hex_id_cut_with_an_ellipsis_is_an_id_even_when_all_digits() -> None:
+    # contenox prints a session id's first eight hex digits and "…": all digits in
+    # about one run in forty, which the mixed-characters shape alone would miss.
+    r = Redactor()
+    assert r('to session "31520946…" and "9f2c1a4e…" then "31520946…"') == (
+        'to session "[HEX1]…" and "[HEX2]…" then "[HEX1]…"'
+    )
+
+
 def test_words_and_plain_numbers_are_not_ids() -> None:
     r = Redactor()
     assert r("deadbeef 12345678 feedface landed 32768") == "deadbeef 12345678 feedface landed 32768"
