@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from harness.catalog import e2e_tests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,16 +41,6 @@ def test_every_committed_dialog_belongs_to_an_e2e_test() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 10's target (>= 90% of transcripts with a dialog carry model_demand) is not met: "
-        "83% on 2026-12-01 (483 of 582). The misses are Cases with serves_all_turns=False and "
-        "functions with demand_checked = False whose run ends at its ask (Script.optional_from(k) "
-        "says it better), and chat cases whose head is written without the calls the captured "
-        "state shows. Remove this mark when the share is back over 90%."
-    ),
-)
 def test_most_transcripts_with_a_dialog_carry_the_model_demand() -> None:
     with_dialog = [p for p in SNAPSHOTS.rglob("*.yaml") if "\n- dialog: " in p.read_text()]
     with_demand = [p for p in with_dialog if "\nmodel_demand:\n" in p.read_text()]
