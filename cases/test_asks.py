@@ -239,7 +239,7 @@ def _expired_ask(instance: Instance) -> tuple[str, Result]:
     instance.init()
     instance.must("config", "set", "approval-ceiling", "8s")
     _gate_echo(instance, '"approve"')
-    _torn_down(instance, _mission(ECHO))
+    _torn_down(instance, _mission(ECHO).optional_from(1))
     [ask] = probes.approvals(instance)
 
     def swept() -> Result | None:
@@ -254,9 +254,6 @@ def _expired_ask(instance: Instance) -> tuple[str, Result]:
 def test_approvals_list_closes_an_expired_ask_nobody_waits_on_and_says_how_many(
     instance: Instance,
 ) -> None:
-    # The run ends at its ask (torn down, stopped or expired) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     _, listing = _expired_ask(instance)
     assert "Swept 1 expired ask" in listing.stdout, listing.describe()
 
@@ -265,9 +262,6 @@ def test_approvals_list_closes_an_expired_ask_nobody_waits_on_and_says_how_many(
 def test_answering_an_ask_whose_window_closed_is_refused_naming_the_verdict_applied(
     instance: Instance,
 ) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     ask_id, _ = _expired_ask(instance)
     late = instance.contenox("approvals", "respond", ask_id, "--approve")
     late.assert_failure()
@@ -387,7 +381,7 @@ QUESTION_REFUSES_VERDICT = _live_ask(
 # --------------------------------------------------------------------------- a torn-down run
 
 # A run torn down at its ask ends there by design, so the turns after it are
-# never asked for: those Cases say serves_all_turns=False.
+# never asked for: those Cases' dialogs are optional from the turn after the ask.
 _WRITE_GATE = _gate('default_action = "allow"\nfiles.write = "approve"\n')
 
 
@@ -401,7 +395,9 @@ def _mission_count(instance: Instance) -> int:
 
 TORN_DOWN_RECORD = Case(
     name="a torn down run has not run its gated call and its record survives",
-    script=_mission(_write("gated.txt"), report_first="started on the gated write"),
+    script=_mission(_write("gated.txt"), report_first="started on the gated write").optional_from(
+        2
+    ),
     files=_WRITE_GATE,
     steps=[
         _TORN_DOWN,
@@ -417,7 +413,6 @@ TORN_DOWN_RECORD = Case(
             expect=["started on the gated write"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -476,8 +471,8 @@ def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_ne
     # A torn-down run is sometimes derailed before it can be resumed (the race
     # quarantined above); that is not this promise, so up to ten runs are
     # tried until one resumes, and this case checks what the resumed run does.
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
+    # Demand stays unchecked: the derail race decides how many runs are torn down,
+    # each rewriting the dialog, so how many turns are served differs run to run.
     instance.recorder.demand_checked = False
     _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
     for _attempt in range(10):
@@ -533,7 +528,8 @@ def _listed(limit: int | None) -> Callable[[Instance], int]:
 
 LIMIT = Case(
     name="approvals list limit caps the asks listed",
-    script=_mission(ECHO),
+    # Two runs torn down at their asks: each process is served turn 0 only.
+    script=_mission(ECHO).optional_from(1),
     files=_gated_echo('"approve"'),
     steps=[
         _TORN_DOWN,
@@ -541,7 +537,6 @@ LIMIT = Case(
         probe("asks listed", _listed(None), expect=2),
         probe("asks listed with --limit 1", _listed(1), expect=1),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -563,7 +558,8 @@ def _mission_status(instance: Instance, mission_id: str) -> str:
 # mission derailed (the quarantined resume race), and then nothing can stop it.
 MISSION_STOP = Case(
     name="mission stop closes the mission's pending asks",
-    script=_mission(ECHO),
+    # Stopped at its ask: the turns after the echo are never asked for.
+    script=_mission(ECHO).optional_from(1),
     files=_gated_echo('"approve"'),
     steps=[
         background("run", *_GATE, "--timeout", "120s", TASK),
@@ -573,7 +569,6 @@ MISSION_STOP = Case(
         _NO_ASKS,
         probe("mission status", _mission_status, "{ask_mission}", expect="abandoned"),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -646,7 +641,8 @@ AGENT_ANSWER_ACCEPTED = _live_ask(
 
 AGENT_ANSWER_REFUSED = Case(
     name="an agent answer is refused where the envelope grants none",
-    script=_mission(_question("which branch")),
+    # Torn down at its question, which stays unanswered: nothing after it is asked for.
+    script=_mission(_question("which branch")).optional_from(1),
     files=_gate('default_action = "allow"\nmissions.answer = "deny"\n'),
     steps=[
         _TORN_DOWN,
@@ -656,7 +652,6 @@ AGENT_ANSWER_REFUSED = Case(
         # The question was not answered.
         _still_pending(),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -699,13 +694,11 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
 def test_a_question_nobody_answers_is_recorded_as_a_blocker_when_it_expires(
     instance: Instance,
 ) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     instance.init()
     instance.must("config", "set", "approval-ceiling", "8s")
     _envelope(instance, "gate", 'default_action = "allow"\n')
-    _torn_down(instance, _mission(_question("which branch")))
+    # Torn down at its question by design: the turns after it are never asked for.
+    _torn_down(instance, _mission(_question("which branch")).optional_from(1))
     [ask] = probes.approvals(instance)
     wait_until(
         lambda: ask.id not in instance.must("approvals", "list").stdout,

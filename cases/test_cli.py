@@ -24,8 +24,6 @@ MAX_TOKENS_CHAIN = _chain(
 )
 # Far more than 100 tokens on its own, so a 100-token context cannot hold it.
 LONG_TASK = " ".join(["please summarise this sentence carefully"] * 60)
-# `chat` logs no served-turn line on stderr (see the scripted-test ledger's
-# findings), so its Cases say serves_all_turns=False: demand cannot be counted.
 # Keeps `update` on the loopback: the GitHub call goes to a proxy nothing listens on.
 OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
 
@@ -47,7 +45,6 @@ GLOBAL_FLAGS_ON_SUBCOMMANDS = Case(
 MODEL_OVERRIDE = Case(
     name="model picks another model for one invocation and persists nothing",
     backends=BOTH,
-    serves_all_turns=False,
     steps=[
         step("chat", "--model", "m2", "hi", stdout_has=["reply from m2"]),
         step("config", "get", "default-model", stdout_has=["m1"]),
@@ -57,7 +54,6 @@ MODEL_OVERRIDE = Case(
 PROVIDER_OVERRIDE = Case(
     name="provider naming a provider with no backend does not answer from the default one",
     script=ONE,
-    serves_all_turns=False,
     steps=[step("chat", "--provider", "ollama", "hi", exit_code=None, stdout_lacks=["reply"])],
     defect=(
         "with scripted-test as default provider (model m1) and no ollama backend, `contenox chat "
@@ -71,7 +67,6 @@ PROVIDER_OVERRIDE = Case(
 DB_FLAG = Case(
     name="db points one invocation at another database",
     script=ONE,
-    serves_all_turns=False,
     steps=[
         step("--db", "other.db", "backend", "list", stdout_has=["No backends registered"]),
         step("--db", "other.db", "backend", "add", "elsewhere", "--type", "ollama"),
@@ -131,7 +126,6 @@ DATA_DIR_PICKS_THE_MARKER_NOT_THE_DATABASE = Case(
 TIMEOUT_FLAG = Case(
     name="timeout bounds the invocation",
     script=ONE,
-    serves_all_turns=False,
     steps=[
         step("chat", "--timeout", "1ns", "hi", exit_code=1, stdout_lacks=["reply from m1"]),
     ],
@@ -145,7 +139,6 @@ TIMEOUT_FLAG = Case(
 CONTEXT_FLAG = Case(
     name="context sets the context length the tokenizer checks against",
     script=ONE,
-    serves_all_turns=False,
     steps=[
         step(
             "chat",
@@ -168,13 +161,11 @@ OLLAMA_DEFAULT = Case(
 NO_DELETE_MODELS = Case(
     name="no delete models is accepted and changes nothing",
     script=ONE,
-    serves_all_turns=False,
     steps=[step("--no-delete-models", "backend", "list", stdout_has=["scripted"])],
 )
 
 TRACE = Case(
     name="trace streams operation telemetry on stderr and leaves stdout the reply",
-    serves_all_turns=False,
     # The telemetry's lines, their order and count vary run to run: no snapshot.
     snapshot=False,
     script=ONE,
@@ -192,7 +183,6 @@ TRACE = Case(
 
 STEPS = Case(
     name="steps prints the execution steps after the result",
-    serves_all_turns=False,
     script=ONE,
     steps=[step("chat", "--steps", "hi", stdout_has=["reply from m1", "chat-agent"])],
     defect=(
@@ -207,7 +197,6 @@ THINK = [
     Case(
         name="think refuses a level it does not know and names the valid ones",
         script=ONE,
-        serves_all_turns=False,
         steps=[
             step(
                 "chat",
@@ -221,7 +210,6 @@ THINK = [
     ),
     Case(
         name="think accepts a documented level",
-        serves_all_turns=False,
         script=ONE,
         steps=[step("chat", "--think", "low", "hi", stdout_has=["reply from m1"])],
     ),
@@ -230,7 +218,6 @@ THINK = [
 ALT_FLAGS = Case(
     name="alt model and alt provider fill a chains alt variables over the config",
     backends=BOTH,
-    serves_all_turns=False,
     files={"alt.json": ALT_CHAIN},
     steps=[
         step("config", "set", "default-alt-model", "m1"),
@@ -251,7 +238,6 @@ ALT_FLAGS = Case(
 
 MAX_TOKENS_FLAG = Case(
     name="max tokens fills a chains max tokens variable",
-    serves_all_turns=False,
     script=ONE,
     files={"mt.json": MAX_TOKENS_CHAIN},
     steps=[
@@ -280,8 +266,8 @@ VERSION = Case(
 
 CACHE_CLEAR = Case(
     name="cache clear says how many model lists it cleared and the next chat refetches",
-    script=Script(model="m1", turns=["first", "second"]),
-    serves_all_turns=False,
+    # One chat after the clear: it asks for one turn, and a second would be a run gone astray.
+    script=Script(model="m1", turns=["first"]),
     steps=[
         step("cache", "clear", stdout_has=["Cleared", "cached backend model list(s)"]),
         step("chat", "hi", stdout_has=["first"]),
@@ -330,7 +316,6 @@ UPDATE_OFFLINE = Case(
 ENV_DEFAULT_MODEL = Case(
     name="contenox default model overrides the configured model for one process",
     backends=BOTH,
-    serves_all_turns=False,
     steps=[
         step("chat", "hi", env={"CONTENOX_DEFAULT_MODEL": "m2"}, stdout_has=["reply from m2"]),
         step("config", "get", "default-model", stdout_has=["m1"]),
@@ -348,7 +333,6 @@ ENV_DEFAULT_MODEL = Case(
 ENV_ALT = Case(
     name="contenox default alt model and provider fill a chains alt variables",
     backends=BOTH,
-    serves_all_turns=False,
     files={"alt.json": ALT_CHAIN},
     steps=[
         step(
@@ -374,7 +358,6 @@ ENV_ALT = Case(
 
 ENV_MAX_TOKENS = Case(
     name="contenox default max tokens fills a chains max tokens variable",
-    serves_all_turns=False,
     script=ONE,
     files={"mt.json": MAX_TOKENS_CHAIN},
     steps=[
@@ -399,7 +382,6 @@ ENV_MAX_TOKENS = Case(
 ENV_THINK = Case(
     name="contenox default think is read like think and an unknown level is refused",
     script=ONE,
-    serves_all_turns=False,
     steps=[
         step(
             "chat",

@@ -264,8 +264,8 @@ APPROVE_ALL = '{"version": 1, "default_action": "approve", "rules": []}\n'
 
 
 # A run that times out on a gated `echo` leaves its ask waiting. The run ends at
-# its ask by design, so the turns after it are never asked for: model demand
-# cannot be checked (serves_all_turns=False).
+# its ask by design, so the turns after the echo (WAITING_ECHO) are never asked for.
+WAITING_ECHO = GATED_ECHO.optional_from(1)
 LEAVE_AN_ASK_WAITING = step(
     "run", "--policy", "run", "--timeout", "3s", "echo hi", exit_code="non-zero"
 )
@@ -284,33 +284,30 @@ def _one_ask_expiring_in(expires_in: str) -> Probe:
 
 AN_ASK_WAITS_SEVEN_DAYS = Case(
     name="an ask waits seven days while approval ceiling is unset",
-    script=GATED_ECHO,
+    script=WAITING_ECHO,
     # 168h less the seconds the run took.
     steps=[LEAVE_AN_ASK_WAITING, _one_ask_expiring_in("6d")],
-    serves_all_turns=False,
 )
 
 APPROVAL_CEILING_SETS_THE_WAIT = Case(
     name="approval ceiling sets how long an ask waits",
-    script=GATED_ECHO,
+    script=WAITING_ECHO,
     steps=[
         step("config", "set", "approval-ceiling", "24h"),
         LEAVE_AN_ASK_WAITING,
         _one_ask_expiring_in("23h"),
     ],
-    serves_all_turns=False,
 )
 
 APPROVAL_CEILING_NEVER_LEAVES_NO_DEADLINE = [
     Case(
         name=f"approval ceiling {word} leaves an ask with no deadline",
-        script=GATED_ECHO,
+        script=WAITING_ECHO,
         steps=[
             step("config", "set", "approval-ceiling", word),
             LEAVE_AN_ASK_WAITING,
             _one_ask_expiring_in("never"),
         ],
-        serves_all_turns=False,
     )
     for word in ("never", "forever", "indefinite")
 ]
@@ -418,7 +415,6 @@ ENV_OVERRIDES_THE_DEFAULT_MODEL = Case(
         ),
         step("config", "get", "default-model", stdout_has=["scripted-test  (global)"]),
     ],
-    serves_all_turns=False,
     defect=(
         "with two scripted backends (`scripted` serving model scripted-test, the configured "
         "default, and `other` serving other-model), `CONTENOX_DEFAULT_MODEL=other-model "
@@ -449,7 +445,6 @@ MISSION_FIRE_FALLS_BACK_TO_THE_DEFAULT_MISSION_POLICY = Case(
         step("mission", "list", stdout_has=["landed"]),
     ],
     probes=[probe("missions", lambda i: [(m.agent, m.envelope, m.status) for m in missions(i)])],
-    serves_all_turns=False,
 )
 
 MISSION_FIRE_IGNORES_THE_DEFAULT_MISSION_AGENT = Case(
@@ -460,7 +455,6 @@ MISSION_FIRE_IGNORES_THE_DEFAULT_MISSION_AGENT = Case(
         step("mission", "fire", "--policy", "run", exit_code=1, notices_lacks=["Mission fired"]),
         step("mission", "list", stdout_has=["No missions"]),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -570,7 +564,8 @@ THE_ORACLE_MAY_RULE_ON_TOOL_CALLS = Case(
 FLEET_MAX_PARALLEL_CAPS_OPEN_UNITS = Case(
     name="fleet max parallel caps the units open at once",
     backends={
-        "scripted": GATED_ECHO,
+        # The holder is interrupted at its ask by design: its later turns are never asked for.
+        "scripted": WAITING_ECHO,
         # The second run replies from its own model, so only admission can stop it landing.
         "lander": Script(
             model="lander",
@@ -610,8 +605,6 @@ FLEET_MAX_PARALLEL_CAPS_OPEN_UNITS = Case(
         signal("holder"),
         wait("holder", exit_code=None, timeout=60),
     ],
-    # The holder is interrupted at its ask by design: its later turns are never asked for.
-    serves_all_turns=False,
     defect=(
         "with `contenox config set fleet-max-parallel 1` and one `contenox run` holding an "
         "open unit (waiting on its gated `echo` ask), a second `contenox run --policy run "
@@ -711,7 +704,6 @@ AN_UNREACHABLE_VALKEY_STOPS_A_RUN = Case(
             notices_has=["CONTENOX_VALKEY_URL: cannot reach the Valkey server it names"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 AN_UNREACHABLE_POSTGRES_STOPS_THE_COMMAND = Case(
@@ -754,7 +746,6 @@ DOCTOR_NAMES_THE_STATE_BACKENDS = Case(
             stdout_lacks=["s3cret-pw"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 DOCTOR_MASKS_A_NATS_TOKEN = Case(
@@ -770,14 +761,12 @@ DOCTOR_MASKS_A_NATS_TOKEN = Case(
             stdout_lacks=["s3cret-token"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 DOCTOR_WITHOUT_STATE_VARIABLES = Case(
     name="doctor has no State storage section when no state variable is set",
     script=Script(turns=["unused"]),
     steps=[step("doctor", stdout_lacks=["State storage"])],
-    serves_all_turns=False,
 )
 
 A_REMOTE_STATE_BACKEND_THAT_DOES_NOT_ANSWER_STOPS_DOCTOR = Case(
@@ -793,7 +782,6 @@ A_REMOTE_STATE_BACKEND_THAT_DOES_NOT_ANSWER_STOPS_DOCTOR = Case(
             stdout_lacks=["Ready: yes"],
         ),
     ],
-    serves_all_turns=False,
 )
 
 
@@ -962,17 +950,14 @@ HITL_POLICY_PATH_IS_VERBATIM = Case(
             timeout=60,
         ),
     ],
-    serves_all_turns=False,
 )
 
 
 # function: its envelope is derived from the shipped one that `init` renders
 def test_a_grants_own_timeout_wins_over_the_approval_ceiling(instance: Instance) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     instance.init()
-    instance.use_script(GATED_ECHO)
+    # The run ends at its ask (torn down) by design: the turns after the echo are never asked for.
+    instance.use_script(WAITING_ECHO)
     shipped = instance.home / ".contenox" / ".generated" / "hitl-policy-run.json"
     policy = json.loads(shipped.read_text())
     policy["rules"].insert(
@@ -1045,5 +1030,4 @@ AUTOCOMPLETE_USES_ITS_OWN_MODEL = Case(
             notices_has=["(model completer-model)"],
         ),
     ],
-    serves_all_turns=False,
 )

@@ -352,14 +352,11 @@ EDITOR_SHELL = Case(
 
 # function: opens `contenox acpx`; prompt() opens `contenox acp` only
 def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instance) -> None:
-    # The run ends at its ask (torn down, stopped or refused) by design, so the
-    # turns after it are never asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     instance.init()
     instance.use_script(
+        # acpx's chain has no route task: the first call is the chat turn itself.
         Script(
             turns=[
-                route(),
                 Turn(tool_calls=[ToolCall("local_shell", {"command": "ls"})]),
                 "Done.",
             ]
@@ -369,6 +366,7 @@ def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instan
         turn = acp.prompt("list the files")
     assert turn.permission_requests == [], turn.describe()
     assert turn.terminal_commands == [], turn.describe()
+    assert "Denied by the active policy" in str(turn.tool_outputs), turn.describe()
 
 
 COMPOUND_LINE = _unasked(
@@ -834,10 +832,6 @@ def _moderation_case(label: str, reaches: bool) -> Case:
                 **({"stdout_has": [answer]} if reaches else {"stdout_lacks": [answer]}),
             )
         ],
-        # `chat` logs the model calls it serves only under --trace (a defect quarantined in
-        # test_scripted_backend_identity), so demand cannot be counted here: the exit code
-        # and stdout say which branch ran, since only the unsafe branch raises.
-        serves_all_turns=False,
     )
 
 

@@ -501,11 +501,9 @@ def test_an_event_a_process_without_an_engine_appends_waits_for_the_dispatcher(
     instance: Instance,
 ) -> None:
     # function: a run waiting on its ask, stopped from another terminal, then dispatch
-    # The run ends at its ask by design (stopped), so the turns after it are never
-    # asked for: model demand cannot be checked here.
-    instance.recorder.demand_checked = False
     instance.init()
-    instance.use_script(GATED_ECHO)
+    # The run ends at its ask by design (stopped): the turns after the echo are never asked for.
+    instance.use_script(GATED_ECHO.optional_from(1))
     instance.must("config", "set", "opt-in-beta", "true")
     instance.write(".contenox/chain-on-event.json", chain())
     instance.write(".contenox/trigger-on-status.json", trigger("on-status", STATUS))

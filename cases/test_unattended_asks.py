@@ -147,11 +147,10 @@ def test_a_report_filed_after_the_firing_session_ended_lands_in_the_inbox(
     instance: Instance,
 ) -> None:
     # function: needs an ACP session that ends while its mission waits on an ask
+    instance.init()
     # The run ends at its ask on purpose; whether the answer resumes it is a race
     # quarantined in test_asks.py, so the turns after the ask may never be asked for.
-    instance.recorder.demand_checked = False
-    instance.init()
-    instance.use_script(GATED_ECHO)
+    instance.use_script(GATED_ECHO.optional_from(1))
     acp = open_acp(instance, permission="defer")
     acp.start_prompt("/mission --policy hitl-policy-run.json run echo hi")
     ask = probes.await_approval(instance, 60, tool="native-echo.echo")
