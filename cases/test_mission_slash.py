@@ -385,3 +385,37 @@ def test_naming_a_user_authored_chain_agent_fires_it_with_opt_in_beta(instance: 
         turn = acp.prompt(f"/mission --policy {RUN_ENVELOPE} mine report home")
     assert 'Mission fired at named agent "mine"' in turn.text, turn.describe()
     assert [m.agent for m in missions(instance)] == ["mine"], turn.describe()
+
+
+# ------------------------------------------------------------- w44: recurring-work.md
+
+# The tutorial's declaration without its `tools:` line, which v1.0.0 refuses on its own
+# (guide/tutorials/recurring-work.md's first row, quarantined in test_tutorials.py).
+TIMESHEET = """---
+name: timesheet
+description: Files this week's tracked hours to the timesheet system
+---
+
+You file weekly timesheets.
+"""
+
+BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
+    name="bare mission lists a declared agent such as the tutorial s timesheet",
+    script=LANDS,
+    files={".contenox/agents/timesheet.md": TIMESHEET},
+    steps=[
+        step("agent", "list", stdout_has=[re.compile(r"timesheet\s+discovered\s+chain\s+true")]),
+        prompt("/mission", text_has=["Fire a mission from this session:", "timesheet"]),
+    ],
+    probes=[_fired([])],
+    defect=(
+        "bare `/mission` over `contenox acp` does not list a declared agent: with "
+        "`.contenox/agents/timesheet.md` declared (`agent list`: 'timesheet  discovered  chain  "
+        "true'), it prints the grammar, 'Default agent: (none …)', 'Default envelope: (none …)' "
+        "and 'Envelopes (--policy <name>):' with every envelope, and no agent at all; the "
+        "command's own hint is '[--policy <envelope>] [agent-name] <intent>' (v1.0.0, "
+        "2026-12-01). Contradicts guide/tutorials/recurring-work.md, Running it: 'From an "
+        "editor over ACP, `/mission` lists it.' (contenox-cli.md's /mission section promises "
+        "only the envelopes: the two pages disagree)"
+    ),
+)

@@ -15,7 +15,19 @@ import re
 from pathlib import Path
 
 from dialogs import WORKED_RUN
-from harness import Case, Instance, Script, defect, open_terminal, probes, route, step
+from harness import (
+    Case,
+    Instance,
+    Script,
+    defect,
+    open_terminal,
+    probe,
+    probes,
+    prompt,
+    route,
+    step,
+    write,
+)
 
 COMPOSER = "type / for commands"
 
@@ -123,7 +135,11 @@ def test_session_list_workspace_and_workspaces_read_the_whole_database(
     here, there = _workspace_id(instance.work), _workspace_id(other)
 
     listed = instance.must("session", "list", "--workspace", there).stdout
-    counts = instance.must("session", "workspaces", cwd=instance.root).stdout
+    # `session workspaces` orders its rows by workspace id, which is random: recorded by name.
+    with instance.recorder.probing():
+        counts = instance.must("session", "workspaces", cwd=instance.root).stdout
+    rows = sorted(counts.splitlines()[1:], key=lambda row: row.split()[1:])
+    instance.recorder.note(f"session workspaces rows, by namespace: {rows}")
 
     assert "beta" in listed and "alpha" not in listed, listed
     assert here in counts and there in counts, counts
@@ -196,4 +212,61 @@ SESSION_FORK_COPIES_THE_ACTIVE_SESSION = Case(
         step("session", "list", stdout_has=[re.compile(r"(?m)^\* branch"), "trunk"]),
         step("session", "show", stdout_has=["a question", "the answer"]),
     ],
+)
+
+
+# ------------------------------------------------------------------ w44: an editor's session
+
+EDITOR_TURN = Script(turns=[route(), "Hi from the editor."])
+TEAM = "11111111-2222-4333-8444-555555555555"
+
+
+def _editor_workspaces(instance: Instance) -> list[str]:
+    """The WORKSPACE `session list --all` files each editor session under."""
+    return [r.workspace for r in probes.session_records(instance) if r.identity == "acp-client"]
+
+
+ACP_WORKSPACE_ID_FILES_NEW_SESSIONS_UNDER_IT = Case(
+    name="acp workspace id files a new editor session under the workspace named",
+    script=EDITOR_TURN,
+    steps=[
+        prompt("hello", text_has=["Hi from the editor."], acp_args=["--workspace-id", "team-ws"]),
+        step("session", "list", "--workspace", "team-ws", stdout_has=["contenoxe2e-"]),
+    ],
+    probes=[probe("editor sessions filed under", _editor_workspaces, expect=["team-ws"])],
+)
+
+ACP_DEFAULTS_TO_THE_WORKSPACE_ID_IN_THE_CONTENOX_HOME = Case(
+    name="acp without workspace id files a new editor session under the id in the contenox home",
+    script=EDITOR_TURN,
+    steps=[
+        write("workspace.id", json.dumps({"id": TEAM}), home=True),
+        prompt("hello", text_has=["Hi from the editor."]),
+    ],
+    probes=[probe("editor sessions filed under", _editor_workspaces, expect=[TEAM])],
+)
+
+
+def _filed_where_the_cli_files(instance: Instance) -> list[bool]:
+    """Per editor session: is it filed under the workspace `session new` uses in the same cwd?"""
+    cli = _workspace_id(instance.work)
+    return [ws == cli for ws in _editor_workspaces(instance)]
+
+
+AN_EDITOR_SESSION_IS_FILED_UNDER_THE_PROJECT_THE_CLI_USES = Case(
+    name="an editor session opened in a project is filed under the workspace the cli uses there",
+    script=EDITOR_TURN,
+    steps=[prompt("hello", text_has=["Hi from the editor."])],
+    probes=[probe("filed where the CLI files", _filed_where_the_cli_files, expect=[True])],
+    defect=(
+        "an ACP session opened in an initialised project (session/new cwd = the workspace, "
+        "`.contenox/workspace.id` there) is filed under WORKSPACE "
+        "00000000-0000-0000-0000-000000000002 in `session list --all` (or under the id of "
+        "`~/.contenox/workspace.id` when that file exists), not under the project's id that "
+        "`session new`/`chat`/`run` in the same directory use, and `session list` there does not "
+        "show it (v1.0.0, 2026-12-01). Contradicts contenox-cli.md `contenox init`: the marker "
+        "'travels with the directory, so a project means one thing to the CLI and every ACP "
+        "session alike', Workspace authority ('`contenox acp` — whatever the editor opened'), "
+        "and `--workspace-id`'s '(default: … same as the CLI)'"
+    ),
 )
