@@ -17,6 +17,7 @@ from harness import (
     Instance,
     Probe,
     Script,
+    ToolCall,
     Turn,
     defect,
     mission_finish,
@@ -28,7 +29,7 @@ from harness import (
     step,
     wait_until,
 )
-from harness.probes import missions
+from harness.probes import approve, await_approval, missions
 
 LANDS = Script(
     turns=[
@@ -419,3 +420,99 @@ BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
         "only the envelopes: the two pages disagree)"
     ),
 )
+
+
+# ---------------------------------------------------- w44: the oracle covers /mission subagents
+
+# A declared agent whose unit makes one gated call: `echo` is named by no rule of the envelope
+# below, so it stops for approval (a permission ask the oracle may rule on).
+ECHOER = """---
+name: echoer
+description: Echoes once, then reports
+---
+
+You echo once, then report.
+"""
+ECHO_ONCE = Script(
+    turns=[
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi there"})]),
+        Turn(tool_calls=[mission_report("result", "echoed after the ruling")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        Turn(text="Done.", optional=True),
+    ]
+)
+ORACLE_MODEL = "oracle-model"
+# The oracle's side. Its verdict must quote the durable ask id, `<call id>-<4 hex>` with a
+# suffix that differs run to run (q1-4995, q1-811d, q1-d4e1 for one scripted call id `q1`), so
+# no scripted verdict can name it: this one is refused, and the chain ends without a ruling.
+ORACLE = Script(
+    model=ORACLE_MODEL,
+    turns=[
+        Turn(tool_calls=[ToolCall("submit_verdict", {"verdict": "wait", "askId": "unknowable"})])
+    ],
+    # What the chain asks after the refusal varied from run to run (its correction and recovery
+    # rounds); an exhausted dialog ends it the same way each time: no verdict, the ask stays.
+    runs_past_end=True,
+)
+
+
+def _oracle_on_its_own_model(instance: Instance) -> None:
+    """`chain-oracle-pinned.json`: the shipped oracle chain, served by the oracle's dialog.
+
+    The shipped chain runs on the default model, which the fired unit uses too; each process
+    replays a dialog from its first turn, so the two would read the same turns.
+    """
+    shipped = instance.home / ".contenox" / "system" / "chain-oracle-default.json"
+    pinned = (
+        shipped.read_text(encoding="utf-8")
+        .replace("{{var:model}}", ORACLE_MODEL)
+        .replace("{{var:provider}}", "scripted-test")
+    )
+    (instance.home / ".contenox" / "chain-oracle-pinned.json").write_text(pinned)
+
+
+# function: reads the acp host's own stderr (the oracle's notices) while the fired unit waits,
+# answers the ask from a second process, and derives its envelope and chain from rendered files
+def test_the_oracle_from_default_oracle_chain_reviews_the_asks_of_a_mission_fired_subagent(
+    instance: Instance,
+) -> None:
+    instance.init()
+    (instance.home / ".contenox" / "agents" / "echoer.md").write_text(ECHOER)
+    instance.use_script(ECHO_ONCE)
+    instance.use_script(ORACLE, name="oracle", filename="oracle.json", make_default=False)
+    _oracle_on_its_own_model(instance)
+    instance.must("config", "set", "default-oracle-chain", "chain-oracle-pinned.json")
+    instance.must("config", "set", "oracle-approves-tool-calls", "true")
+    # The default envelope, granting the oracle the unit's gated calls (attention bounds).
+    policy = _rendered(instance, "hitl-policy-default.json")
+    policy["attention"] = {
+        "allowAgentAnswers": True,
+        "maxAgentAnswers": 3,
+        "allowAgentApprovals": True,
+    }
+    (instance.home / ".contenox" / "hitl-policy-oracled.json").write_text(json.dumps(policy))
+
+    with open_acp(instance, permission="defer") as acp:
+        fired = acp.prompt("/mission --policy hitl-policy-oracled.json echoer echo it")
+        assert 'Mission fired at named agent "echoer"' in fired.text, fired.describe()
+        ask = await_approval(instance, 60, tool="native-echo.echo")
+        [mission] = missions(instance)
+        instance.recorder.name(ask.id, "[ASK]")
+        instance.recorder.name(mission.id, "[MISSION]")
+        # The host the session runs on handed the subagent's ask to its oracle.
+        acp.process.wait_for_output(
+            f"oracle: reviewing permission ask {ask.id} (subagent {mission.id})", timeout=60
+        )
+        # Its scripted verdict could not name the ask (see ORACLE): the ask stays with a human.
+        notices = acp.process.wait_for_output(f"oracle: no verdict for ask {ask.id}", timeout=60)
+        instance.recorder.note(
+            "acp notices: "
+            + " | ".join(
+                re.sub(r"\(\d+(?:\.\d+)?[mµn]?s\)", "([DURATION])", line.strip())
+                for line in notices.splitlines()
+                if line.startswith("oracle:") or line.startswith("Oracle mounted")
+            )
+        )
+        approve(instance, ask.id)
+        statuses = _landed(instance)
+    assert statuses == ["landed"], statuses
