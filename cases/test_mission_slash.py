@@ -28,6 +28,7 @@ from harness import (
     satisfies,
     step,
     wait_until,
+    write,
 )
 from harness.probes import approve, await_approval, missions
 
@@ -287,52 +288,6 @@ A_MISSION_WITH_NO_ENVELOPE_IS_REFUSED = Case(
 )
 
 
-# function: writes an envelope derived from the rendered one between two prompts
-def test_an_envelope_added_mid_session_is_offered_on_the_next_mission(instance: Instance) -> None:
-    _setup(instance)
-    policy = _rendered(instance, RUN_ENVELOPE)
-    with open_acp(instance) as acp:
-        before = acp.prompt("/mission")
-        assert "hitl-policy-mine.json" not in before.text, before.describe()
-        (instance.home / ".contenox" / "hitl-policy-mine.json").write_text(json.dumps(policy))
-        after = acp.prompt("/mission")
-    assert "hitl-policy-mine.json  unruled calls stop for approval" in after.text, after.describe()
-
-
-# function: derives its envelope from the one init rendered
-def test_a_top_level_envelope_shadows_the_rendered_one_of_the_same_name(
-    instance: Instance,
-) -> None:
-    _setup(instance)
-    policy = _rendered(instance, RUN_ENVELOPE)
-    policy["default_action"] = "deny"
-    (instance.home / ".contenox" / RUN_ENVELOPE).write_text(json.dumps(policy))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission")
-    listed = [line for line in turn.text.splitlines() if line.strip().startswith(RUN_ENVELOPE)]
-    assert len(listed) == 1, turn.describe()
-    assert "unruled calls are denied" in listed[0], turn.describe()
-
-
-@defect(
-    "over `contenox acp` (session cwd = the workspace, after `contenox init`), a "
-    "`hitl-policy-workone.json` written to the workspace `.contenox/` is not among the "
-    "envelopes bare `/mission` lists, while the same file in `~/.contenox/` is listed "
-    "('hitl-policy-homeone.json  unruled calls stop for approval · …'); contenox-cli.md The "
-    "/mission slash command: 'Envelopes are discovered the way the runtime's policy loader "
-    "resolves them — the workspace `.contenox/`, then `~/.contenox/`, then each of their "
-    "`.generated/` directories, first match wins'"
-)
-# function: derives its envelope from the one init rendered
-def test_an_envelope_in_the_workspace_contenox_dir_is_offered(instance: Instance) -> None:
-    _setup(instance)
-    policy = _rendered(instance, RUN_ENVELOPE)
-    instance.write(".contenox/hitl-policy-workone.json", json.dumps(policy))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission")
-    assert "hitl-policy-workone.json  unruled calls stop for approval" in turn.text, turn.describe()
-
-
 # function: reads the available_commands_update, which prompt() does not expose
 def test_acpx_never_offers_mission(instance: Instance) -> None:
     instance.init()
@@ -516,3 +471,51 @@ def test_the_oracle_from_default_oracle_chain_reviews_the_asks_of_a_mission_fire
         approve(instance, ask.id)
         statuses = _landed(instance)
     assert statuses == ["landed"], statuses
+
+
+# ------------------------------------------------------------- w44: envelopes as written files
+
+MINE = '{"default_action": "approve", "rules": []}\n'
+DENYING = '{"default_action": "deny", "rules": []}\n'
+
+AN_ENVELOPE_ADDED_MID_SESSION_IS_OFFERED_ON_THE_NEXT_MISSION = Case(
+    name="an envelope added mid session is offered on the next mission",
+    script=LANDS,
+    steps=[
+        prompt("/mission", text_lacks=["hitl-policy-mine.json"]),
+        write("hitl-policy-mine.json", MINE, home=True),
+        prompt("/mission", text_has=["hitl-policy-mine.json  unruled calls stop for approval"]),
+    ],
+)
+
+A_TOP_LEVEL_ENVELOPE_SHADOWS_THE_RENDERED_ONE_OF_THE_SAME_NAME = Case(
+    name="a top level envelope shadows the rendered one of the same name",
+    script=LANDS,
+    steps=[
+        # ~/.contenox/hitl-policy-run.json beside the rendered .generated/ one of that name.
+        write(RUN_ENVELOPE, DENYING, home=True),
+        prompt(
+            "/mission",
+            text_has=[f"{RUN_ENVELOPE}  unruled calls are denied"],
+            text_lacks=[f"{RUN_ENVELOPE}  unruled calls stop for approval"],
+        ),
+    ],
+)
+
+AN_ENVELOPE_IN_THE_WORKSPACE_CONTENOX_DIR_IS_OFFERED = Case(
+    name="an envelope in the workspace contenox dir is offered",
+    script=LANDS,
+    steps=[
+        write(".contenox/hitl-policy-workone.json", MINE),
+        prompt("/mission", text_has=["hitl-policy-workone.json  unruled calls stop for approval"]),
+    ],
+    defect=(
+        "over `contenox acp` (session cwd = the workspace, after `contenox init`), a "
+        "`hitl-policy-workone.json` written to the workspace `.contenox/` is not among the "
+        "envelopes bare `/mission` lists, while the same file in `~/.contenox/` is listed "
+        "('hitl-policy-homeone.json  unruled calls stop for approval · …'); contenox-cli.md The "
+        "/mission slash command: 'Envelopes are discovered the way the runtime's policy loader "
+        "resolves them — the workspace `.contenox/`, then `~/.contenox/`, then each of their "
+        "`.generated/` directories, first match wins'"
+    ),
+)
