@@ -17,6 +17,7 @@ from harness import (
     Instance,
     Probe,
     Script,
+    ToolCall,
     Turn,
     defect,
     mission_finish,
@@ -27,8 +28,9 @@ from harness import (
     satisfies,
     step,
     wait_until,
+    write,
 )
-from harness.probes import missions
+from harness.probes import approve, await_approval, missions
 
 LANDS = Script(
     turns=[
@@ -286,52 +288,6 @@ A_MISSION_WITH_NO_ENVELOPE_IS_REFUSED = Case(
 )
 
 
-# function: writes an envelope derived from the rendered one between two prompts
-def test_an_envelope_added_mid_session_is_offered_on_the_next_mission(instance: Instance) -> None:
-    _setup(instance)
-    policy = _rendered(instance, RUN_ENVELOPE)
-    with open_acp(instance) as acp:
-        before = acp.prompt("/mission")
-        assert "hitl-policy-mine.json" not in before.text, before.describe()
-        (instance.home / ".contenox" / "hitl-policy-mine.json").write_text(json.dumps(policy))
-        after = acp.prompt("/mission")
-    assert "hitl-policy-mine.json  unruled calls stop for approval" in after.text, after.describe()
-
-
-# function: derives its envelope from the one init rendered
-def test_a_top_level_envelope_shadows_the_rendered_one_of_the_same_name(
-    instance: Instance,
-) -> None:
-    _setup(instance)
-    policy = _rendered(instance, RUN_ENVELOPE)
-    policy["default_action"] = "deny"
-    (instance.home / ".contenox" / RUN_ENVELOPE).write_text(json.dumps(policy))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission")
-    listed = [line for line in turn.text.splitlines() if line.strip().startswith(RUN_ENVELOPE)]
-    assert len(listed) == 1, turn.describe()
-    assert "unruled calls are denied" in listed[0], turn.describe()
-
-
-@defect(
-    "over `contenox acp` (session cwd = the workspace, after `contenox init`), a "
-    "`hitl-policy-workone.json` written to the workspace `.contenox/` is not among the "
-    "envelopes bare `/mission` lists, while the same file in `~/.contenox/` is listed "
-    "('hitl-policy-homeone.json  unruled calls stop for approval · …'); contenox-cli.md The "
-    "/mission slash command: 'Envelopes are discovered the way the runtime's policy loader "
-    "resolves them — the workspace `.contenox/`, then `~/.contenox/`, then each of their "
-    "`.generated/` directories, first match wins'"
-)
-# function: derives its envelope from the one init rendered
-def test_an_envelope_in_the_workspace_contenox_dir_is_offered(instance: Instance) -> None:
-    _setup(instance)
-    policy = _rendered(instance, RUN_ENVELOPE)
-    instance.write(".contenox/hitl-policy-workone.json", json.dumps(policy))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("/mission")
-    assert "hitl-policy-workone.json  unruled calls stop for approval" in turn.text, turn.describe()
-
-
 # function: reads the available_commands_update, which prompt() does not expose
 def test_acpx_never_offers_mission(instance: Instance) -> None:
     instance.init()
@@ -385,3 +341,181 @@ def test_naming_a_user_authored_chain_agent_fires_it_with_opt_in_beta(instance: 
         turn = acp.prompt(f"/mission --policy {RUN_ENVELOPE} mine report home")
     assert 'Mission fired at named agent "mine"' in turn.text, turn.describe()
     assert [m.agent for m in missions(instance)] == ["mine"], turn.describe()
+
+
+# ------------------------------------------------------------- w44: recurring-work.md
+
+# The tutorial's declaration without its `tools:` line, which v1.0.0 refuses on its own
+# (guide/tutorials/recurring-work.md's first row, quarantined in test_tutorials.py).
+TIMESHEET = """---
+name: timesheet
+description: Files this week's tracked hours to the timesheet system
+---
+
+You file weekly timesheets.
+"""
+
+BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
+    name="bare mission lists a declared agent such as the tutorial s timesheet",
+    script=LANDS,
+    files={".contenox/agents/timesheet.md": TIMESHEET},
+    steps=[
+        step("agent", "list", stdout_has=[re.compile(r"timesheet\s+discovered\s+chain\s+true")]),
+        prompt("/mission", text_has=["Fire a mission from this session:", "timesheet"]),
+    ],
+    probes=[_fired([])],
+    defect=(
+        "bare `/mission` over `contenox acp` does not list a declared agent: with "
+        "`.contenox/agents/timesheet.md` declared (`agent list`: 'timesheet  discovered  chain  "
+        "true'), it prints the grammar, 'Default agent: (none …)', 'Default envelope: (none …)' "
+        "and 'Envelopes (--policy <name>):' with every envelope, and no agent at all; the "
+        "command's own hint is '[--policy <envelope>] [agent-name] <intent>' (v1.0.0, "
+        "2026-12-01). Contradicts guide/tutorials/recurring-work.md, Running it: 'From an "
+        "editor over ACP, `/mission` lists it.' (contenox-cli.md's /mission section promises "
+        "only the envelopes: the two pages disagree)"
+    ),
+)
+
+
+# ---------------------------------------------------- w44: the oracle covers /mission subagents
+
+# A declared agent whose unit makes one gated call: `echo` is named by no rule of the envelope
+# below, so it stops for approval (a permission ask the oracle may rule on).
+ECHOER = """---
+name: echoer
+description: Echoes once, then reports
+---
+
+You echo once, then report.
+"""
+ECHO_ONCE = Script(
+    turns=[
+        Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi there"})]),
+        Turn(tool_calls=[mission_report("result", "echoed after the ruling")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        Turn(text="Done.", optional=True),
+    ]
+)
+ORACLE_MODEL = "oracle-model"
+# The oracle's side. Its verdict must quote the durable ask id, `<call id>-<4 hex>` with a
+# suffix that differs run to run (q1-4995, q1-811d, q1-d4e1 for one scripted call id `q1`), so
+# no scripted verdict can name it: this one is refused, and the chain ends without a ruling.
+ORACLE = Script(
+    model=ORACLE_MODEL,
+    turns=[
+        Turn(tool_calls=[ToolCall("submit_verdict", {"verdict": "wait", "askId": "unknowable"})])
+    ],
+    # What the chain asks after the refusal varied from run to run (its correction and recovery
+    # rounds); an exhausted dialog ends it the same way each time: no verdict, the ask stays.
+    runs_past_end=True,
+)
+
+
+def _oracle_on_its_own_model(instance: Instance) -> None:
+    """`chain-oracle-pinned.json`: the shipped oracle chain, served by the oracle's dialog.
+
+    The shipped chain runs on the default model, which the fired unit uses too; each process
+    replays a dialog from its first turn, so the two would read the same turns.
+    """
+    shipped = instance.home / ".contenox" / "system" / "chain-oracle-default.json"
+    pinned = (
+        shipped.read_text(encoding="utf-8")
+        .replace("{{var:model}}", ORACLE_MODEL)
+        .replace("{{var:provider}}", "scripted-test")
+    )
+    (instance.home / ".contenox" / "chain-oracle-pinned.json").write_text(pinned)
+
+
+# function: reads the acp host's own stderr (the oracle's notices) while the fired unit waits,
+# answers the ask from a second process, and derives its envelope and chain from rendered files
+def test_the_oracle_from_default_oracle_chain_reviews_the_asks_of_a_mission_fired_subagent(
+    instance: Instance,
+) -> None:
+    instance.init()
+    (instance.home / ".contenox" / "agents" / "echoer.md").write_text(ECHOER)
+    instance.use_script(ECHO_ONCE)
+    instance.use_script(ORACLE, name="oracle", filename="oracle.json", make_default=False)
+    _oracle_on_its_own_model(instance)
+    instance.must("config", "set", "default-oracle-chain", "chain-oracle-pinned.json")
+    instance.must("config", "set", "oracle-approves-tool-calls", "true")
+    # The default envelope, granting the oracle the unit's gated calls (attention bounds).
+    policy = _rendered(instance, "hitl-policy-default.json")
+    policy["attention"] = {
+        "allowAgentAnswers": True,
+        "maxAgentAnswers": 3,
+        "allowAgentApprovals": True,
+    }
+    (instance.home / ".contenox" / "hitl-policy-oracled.json").write_text(json.dumps(policy))
+
+    with open_acp(instance, permission="defer") as acp:
+        fired = acp.prompt("/mission --policy hitl-policy-oracled.json echoer echo it")
+        assert 'Mission fired at named agent "echoer"' in fired.text, fired.describe()
+        ask = await_approval(instance, 60, tool="native-echo.echo")
+        [mission] = missions(instance)
+        instance.recorder.name(ask.id, "[ASK]")
+        instance.recorder.name(mission.id, "[MISSION]")
+        # The host the session runs on handed the subagent's ask to its oracle.
+        acp.process.wait_for_output(
+            f"oracle: reviewing permission ask {ask.id} (subagent {mission.id})", timeout=60
+        )
+        # Its scripted verdict could not name the ask (see ORACLE): the ask stays with a human.
+        notices = acp.process.wait_for_output(f"oracle: no verdict for ask {ask.id}", timeout=60)
+        instance.recorder.note(
+            "acp notices: "
+            + " | ".join(
+                re.sub(r"\(\d+(?:\.\d+)?[mµn]?s\)", "([DURATION])", line.strip())
+                for line in notices.splitlines()
+                if line.startswith("oracle:") or line.startswith("Oracle mounted")
+            )
+        )
+        approve(instance, ask.id)
+        statuses = _landed(instance)
+    assert statuses == ["landed"], statuses
+
+
+# ------------------------------------------------------------- w44: envelopes as written files
+
+MINE = '{"default_action": "approve", "rules": []}\n'
+DENYING = '{"default_action": "deny", "rules": []}\n'
+
+AN_ENVELOPE_ADDED_MID_SESSION_IS_OFFERED_ON_THE_NEXT_MISSION = Case(
+    name="an envelope added mid session is offered on the next mission",
+    script=LANDS,
+    steps=[
+        prompt("/mission", text_lacks=["hitl-policy-mine.json"]),
+        write("hitl-policy-mine.json", MINE, home=True),
+        prompt("/mission", text_has=["hitl-policy-mine.json  unruled calls stop for approval"]),
+    ],
+)
+
+A_TOP_LEVEL_ENVELOPE_SHADOWS_THE_RENDERED_ONE_OF_THE_SAME_NAME = Case(
+    name="a top level envelope shadows the rendered one of the same name",
+    script=LANDS,
+    steps=[
+        # ~/.contenox/hitl-policy-run.json beside the rendered .generated/ one of that name.
+        write(RUN_ENVELOPE, DENYING, home=True),
+        prompt(
+            "/mission",
+            text_has=[f"{RUN_ENVELOPE}  unruled calls are denied"],
+            text_lacks=[f"{RUN_ENVELOPE}  unruled calls stop for approval"],
+        ),
+    ],
+)
+
+AN_ENVELOPE_IN_THE_WORKSPACE_CONTENOX_DIR_IS_OFFERED = Case(
+    name="an envelope in the workspace contenox dir is offered",
+    script=LANDS,
+    steps=[
+        write(".contenox/hitl-policy-workone.json", MINE),
+        prompt("/mission", text_has=["hitl-policy-workone.json  unruled calls stop for approval"]),
+    ],
+    defect=(
+        "over `contenox acp` (session cwd = the workspace, after `contenox init`), a "
+        "`hitl-policy-workone.json` written to the workspace `.contenox/` is not among the "
+        "envelopes bare `/mission` lists, while the same file in `~/.contenox/` is listed "
+        "('hitl-policy-homeone.json  unruled calls stop for approval · …'); contenox-cli.md The "
+        "/mission slash command: 'Envelopes are discovered the way the runtime's policy loader "
+        "resolves them — the workspace `.contenox/`, then `~/.contenox/`, then each of their "
+        "`.generated/` directories, first match wins'"
+    ),
+)

@@ -15,7 +15,20 @@ import re
 from pathlib import Path
 
 from dialogs import WORKED_RUN
-from harness import Case, Instance, Script, defect, open_terminal, probes, route, step
+from harness import (
+    Case,
+    Instance,
+    Script,
+    column,
+    keys,
+    probe,
+    probes,
+    prompt,
+    route,
+    screen,
+    step,
+    write,
+)
 
 COMPOSER = "type / for commands"
 
@@ -26,67 +39,88 @@ def _workspace_id(folder: Path) -> str:
     return str(json.loads(marker.read_text(encoding="utf-8"))["id"])
 
 
-def _listed(instance: Instance, cwd: Path) -> list[str]:
-    """The names `session list` shows when run in ``cwd``."""
-    result = instance.must("session", "list", cwd=cwd)
-    return [s.name for s in probes.parse_sessions(result.stdout)]
+HELLO = Script(turns=["Hi from chat."])
+NO_SESSIONS = "No sessions yet."
 
 
-def test_a_chat_session_is_listed_from_its_workspace_and_below_it_only(instance: Instance) -> None:
-    # function: `session list` from four directories, which a step (always in the
-    # workspace) cannot run in
-    instance.init()
-    instance.use_script(Script(turns=["Hi from chat."]))
-    other = instance.root / "other"
-    outside = instance.root / "outside"
-    for folder in (instance.work / "sub", other, outside):
-        folder.mkdir()
-    instance.must("init", cwd=other)
-    instance.must("session", "new", "mine")
-    instance.must("chat", "hello")
-
-    assert _listed(instance, instance.work) == ["mine"]
-    assert _listed(instance, instance.work / "sub") == ["mine"]
-    assert _listed(instance, other) == []
-    assert _listed(instance, outside) == []
-    [record] = probes.session_records(instance)
-    assert record.workspace == _workspace_id(instance.work), record
+def _filed_under_the_workspace(instance: Instance) -> list[bool]:
+    """Per session of `session list --all`: is it filed under the workspace's own id?"""
+    here = _workspace_id(instance.work)
+    return [r.workspace == here for r in probes.session_records(instance)]
 
 
-def test_a_run_files_its_session_under_the_workspace_it_started_in(instance: Instance) -> None:
-    # function: reads `.contenox/workspace.id` to name the workspace `--all` must print
-    instance.init()
-    instance.use_script(WORKED_RUN)
-
-    instance.must("run", "--policy", "run", "report what you know")
-
-    filed = [r.workspace for r in probes.session_records(instance)]
-    assert filed == [_workspace_id(instance.work)], filed
-
-
-@defect(
-    "beam files its session outside the workspace it was started in: after `contenox init` "
-    "in the workspace and one prompt in `beam --plain` there, `session list --all` prints the "
-    "beam-<uuid> session under WORKSPACE 00000000-0000-0000-0000-000000000002 while "
-    "`.contenox/workspace.id` (under which `run` and `chat` file theirs) holds another id, and "
-    "`session list` in the workspace does not show it (v1.0.0, 2026-11-30). Contradicts "
-    "contenox-cli.md: Workspace authority, '`contenox beam`, `contenox run` — the directory "
-    "you started it in', and `session list` '# list this workspace's sessions'."
+FILED_UNDER_THE_WORKSPACE = probe(
+    "filed under the workspace's id", _filed_under_the_workspace, expect=[True]
 )
-def test_beam_files_its_session_under_the_workspace_it_started_in(instance: Instance) -> None:
-    # function: a terminal, then `.contenox/workspace.id` and `--all` read back
-    instance.init()
-    instance.use_script(Script(turns=[route(), "Hello from beam."]))
-    term = open_terminal(instance, "beam", "--plain")
-    term.wait_for(COMPOSER, timeout=30)
-    term.send_line("say hello")
-    term.wait_for("Hello from beam.", timeout=60)
-    term.send_line("/quit")
-    assert term.wait_exit(timeout=30) == 0
 
-    [record] = probes.session_records(instance)
-    assert record.workspace == _workspace_id(instance.work), record
-    assert _listed(instance, instance.work) == [record.name]
+A_CHAT_SESSION_IS_LISTED_FROM_ITS_WORKSPACE_AND_BELOW_IT_ONLY = Case(
+    name="a chat session is listed from its workspace and below it only",
+    script=HELLO,
+    steps=[
+        step("init", cwd="other"),
+        step("session", "new", "mine"),
+        step("chat", "hello"),
+        step("session", "list", stdout_has=[re.compile(r"(?m)^\* mine")]),
+        step("session", "list", cwd="work/sub", stdout_has=[re.compile(r"(?m)^\* mine")]),
+        # Another workspace, and a directory in none: neither lists it.
+        step("session", "list", cwd="other", stdout_has=[NO_SESSIONS], stdout_lacks=["mine"]),
+        step("session", "list", cwd="outside", stdout_has=[NO_SESSIONS], stdout_lacks=["mine"]),
+    ],
+    probes=[FILED_UNDER_THE_WORKSPACE],
+)
+
+A_RUN_FILES_ITS_SESSION_UNDER_THE_WORKSPACE_IT_STARTED_IN = Case(
+    name="a run files its session under the workspace it started in",
+    script=WORKED_RUN,
+    steps=[step("run", "--policy", "run", "report what you know")],
+    probes=[FILED_UNDER_THE_WORKSPACE],
+)
+
+BEAM_FILES_ITS_SESSION_UNDER_THE_WORKSPACE_IT_STARTED_IN = Case(
+    name="beam files its session under the workspace it started in",
+    script=Script(turns=[route(), "Hello from beam."]),
+    steps=[
+        screen(COMPOSER, timeout=30),
+        keys("say hello"),
+        screen("Hello from beam.", timeout=60),
+        keys("/quit"),
+        screen(exits=0, timeout=30),
+        step("session", "list", stdout_has=[re.compile(r"beam-\S+")]),
+    ],
+    probes=[FILED_UNDER_THE_WORKSPACE],
+    defect=(
+        "beam files its session outside the workspace it was started in: after `contenox init` "
+        "in the workspace and one prompt in `beam --plain` there, `session list --all` prints "
+        "the beam-<uuid> session under WORKSPACE 00000000-0000-0000-0000-000000000002 while "
+        "`.contenox/workspace.id` (under which `run` and `chat` file theirs) holds another id, "
+        "and `session list` in the workspace does not show it (v1.0.0, 2026-11-30). "
+        "Contradicts contenox-cli.md: Workspace authority, '`contenox beam`, `contenox run` — "
+        "the directory you started it in', and `session list` '# list this workspace's "
+        "sessions'."
+    ),
+)
+
+SESSION_SHOW_BY_ID_OPENS_A_SESSION_OF_ANOTHER_WORKSPACE = Case(
+    name="session show by id opens a session of another workspace",
+    script=HELLO,
+    steps=[
+        step("session", "new", "mine"),
+        step("chat", "hello"),
+        step("session", "list", "--all", capture={"id": column("ID", where={"NAME": "mine"})}),
+        step("init", cwd="other"),
+        step("session", "show", "{id}", cwd="other", stdout_has=["Hi from chat."]),
+        # By name only the active scope is searched: from another workspace it is not there.
+        step(
+            "session",
+            "show",
+            "mine",
+            cwd="other",
+            exit_code="non-zero",
+            stdout_lacks=["Hi from chat."],
+            notices_has=['session "mine" not found'],
+        ),
+    ],
+)
 
 
 def _other_workspace(instance: Instance) -> Path:
@@ -96,23 +130,8 @@ def _other_workspace(instance: Instance) -> Path:
     return other
 
 
-# function: a session made in one workspace, read from another directory
-def test_session_show_by_id_opens_a_session_of_another_workspace(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(Script(turns=["Hi from chat."]))
-    instance.must("session", "new", "mine")
-    instance.must("chat", "hello")
-    [record] = probes.session_records(instance)
-    other = _other_workspace(instance)
-
-    by_id = instance.must("session", "show", record.id, cwd=other)
-    by_name = instance.contenox("session", "show", "mine", cwd=other)
-
-    assert "Hi from chat." in by_id.stdout, by_id
-    assert "Hi from chat." not in by_name.stdout, by_name
-
-
-# function: sessions in two workspaces, filtered from a third directory
+# function: `session workspaces` lists its rows in the random order of their workspace ids, so
+# they are recorded sorted by name, which a step (recording stdout as printed) cannot do
 def test_session_list_workspace_and_workspaces_read_the_whole_database(
     instance: Instance,
 ) -> None:
@@ -123,7 +142,11 @@ def test_session_list_workspace_and_workspaces_read_the_whole_database(
     here, there = _workspace_id(instance.work), _workspace_id(other)
 
     listed = instance.must("session", "list", "--workspace", there).stdout
-    counts = instance.must("session", "workspaces", cwd=instance.root).stdout
+    # `session workspaces` orders its rows by workspace id, which is random: recorded by name.
+    with instance.recorder.probing():
+        counts = instance.must("session", "workspaces", cwd=instance.root).stdout
+    rows = sorted(counts.splitlines()[1:], key=lambda row: row.split()[1:])
+    instance.recorder.note(f"session workspaces rows, by namespace: {rows}")
 
     assert "beta" in listed and "alpha" not in listed, listed
     assert here in counts and there in counts, counts
@@ -196,4 +219,61 @@ SESSION_FORK_COPIES_THE_ACTIVE_SESSION = Case(
         step("session", "list", stdout_has=[re.compile(r"(?m)^\* branch"), "trunk"]),
         step("session", "show", stdout_has=["a question", "the answer"]),
     ],
+)
+
+
+# ------------------------------------------------------------------ w44: an editor's session
+
+EDITOR_TURN = Script(turns=[route(), "Hi from the editor."])
+TEAM = "11111111-2222-4333-8444-555555555555"
+
+
+def _editor_workspaces(instance: Instance) -> list[str]:
+    """The WORKSPACE `session list --all` files each editor session under."""
+    return [r.workspace for r in probes.session_records(instance) if r.identity == "acp-client"]
+
+
+ACP_WORKSPACE_ID_FILES_NEW_SESSIONS_UNDER_IT = Case(
+    name="acp workspace id files a new editor session under the workspace named",
+    script=EDITOR_TURN,
+    steps=[
+        prompt("hello", text_has=["Hi from the editor."], acp_args=["--workspace-id", "team-ws"]),
+        step("session", "list", "--workspace", "team-ws", stdout_has=["contenoxe2e-"]),
+    ],
+    probes=[probe("editor sessions filed under", _editor_workspaces, expect=["team-ws"])],
+)
+
+ACP_DEFAULTS_TO_THE_WORKSPACE_ID_IN_THE_CONTENOX_HOME = Case(
+    name="acp without workspace id files a new editor session under the id in the contenox home",
+    script=EDITOR_TURN,
+    steps=[
+        write("workspace.id", json.dumps({"id": TEAM}), home=True),
+        prompt("hello", text_has=["Hi from the editor."]),
+    ],
+    probes=[probe("editor sessions filed under", _editor_workspaces, expect=[TEAM])],
+)
+
+
+def _filed_where_the_cli_files(instance: Instance) -> list[bool]:
+    """Per editor session: is it filed under the workspace `session new` uses in the same cwd?"""
+    cli = _workspace_id(instance.work)
+    return [ws == cli for ws in _editor_workspaces(instance)]
+
+
+AN_EDITOR_SESSION_IS_FILED_UNDER_THE_PROJECT_THE_CLI_USES = Case(
+    name="an editor session opened in a project is filed under the workspace the cli uses there",
+    script=EDITOR_TURN,
+    steps=[prompt("hello", text_has=["Hi from the editor."])],
+    probes=[probe("filed where the CLI files", _filed_where_the_cli_files, expect=[True])],
+    defect=(
+        "an ACP session opened in an initialised project (session/new cwd = the workspace, "
+        "`.contenox/workspace.id` there) is filed under WORKSPACE "
+        "00000000-0000-0000-0000-000000000002 in `session list --all` (or under the id of "
+        "`~/.contenox/workspace.id` when that file exists), not under the project's id that "
+        "`session new`/`chat`/`run` in the same directory use, and `session list` there does not "
+        "show it (v1.0.0, 2026-12-01). Contradicts contenox-cli.md `contenox init`: the marker "
+        "'travels with the directory, so a project means one thing to the CLI and every ACP "
+        "session alike', Workspace authority ('`contenox acp` — whatever the editor opened'), "
+        "and `--workspace-id`'s '(default: … same as the CLI)'"
+    ),
 )

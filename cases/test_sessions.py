@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from harness import Case, Instance, Script, probe, satisfies, step
+import re
+
+from harness import (
+    Case,
+    Instance,
+    Script,
+    column,
+    edit_dialog,
+    probe,
+    prompt,
+    route,
+    satisfies,
+    step,
+)
 from harness.probes import Session, session_records, sessions, transcript
 
 CHAT = Script(turns=["Hello there, friend."])
@@ -103,5 +116,124 @@ SESSION_SHOW_OF_A_SESSION_WITH_NO_MESSAGES_IS_EMPTY = Case(
                 lambda t: (t.name, t.messages) == ("alpha", ()), "alpha, with no messages"
             ),
         )
+    ],
+)
+
+
+# ------------------------------------------------------------- w44: by id, fork, namespace
+
+ANSWER = Script(turns=["the answer"])
+SESSION_ID = {"id": column("ID", where={"NAME": "talk"})}
+
+SESSION_SHOW_BY_ID_TAKES_A_NAMESPACE_HINT_AS_ADVISORY = Case(
+    name="session show by id with a namespace hint shows the session whether the hint fits or not",
+    script=ANSWER,
+    steps=[
+        step("session", "new", "talk"),
+        step("chat", "the question"),
+        step("session", "list", "--all", capture=SESSION_ID),
+        # From outside the workspace: only the id resolves it there.
+        step(
+            "session",
+            "show",
+            "{id}",
+            "--ns",
+            "talk",
+            cwd="tmp/elsewhere",
+            stdout_has=["Session: talk", "the question", "the answer"],
+        ),
+        # The hint is advisory: one that names another namespace does not stop the lookup.
+        step(
+            "session",
+            "show",
+            "{id}",
+            "--ns",
+            "zed",
+            cwd="tmp/elsewhere",
+            stdout_has=["Session: talk", "the question", "the answer"],
+        ),
+    ],
+)
+
+SUMMARY = "SUMMARY: two questions were asked and answered"
+
+
+def _roles_and_text(instance: Instance, name: str) -> list[tuple[str, str]]:
+    return [(m.role, m.content) for m in transcript(instance, name).messages]
+
+
+SESSION_FORK_SUMMARY_COMPACTS_THE_OLDER_TURNS_AND_KEEPS_THE_LAST_N = Case(
+    name=(
+        "session fork summary compacts the older turns into a summary and keeps the last n verbatim"
+    ),
+    script=ANSWER,
+    steps=[
+        step("session", "new", "trunk"),
+        step("chat", "first question"),
+        step("chat", "second question"),
+        step("chat", "third question"),
+        # The compaction is a model call of its own (chain-compact-default.json): a new
+        # process replays the dialog from its first turn, so the summary is that turn.
+        edit_dialog(Script(turns=[SUMMARY])),
+        step("session", "fork", "branch", "--summary", "--keep", "2"),
+        probe(
+            "the fork",
+            _roles_and_text,
+            "branch",
+            expect=satisfies(
+                lambda ms: (
+                    len(ms) == 3
+                    and SUMMARY in ms[0][1]
+                    and ms[1:] == [("user", "third question"), ("assistant", "the answer")]
+                    and not any("first question" in text for _, text in ms)
+                ),
+                "the summary, then the last 2 messages verbatim; the older turns only summarised",
+            ),
+        ),
+        probe(
+            "the original, untouched",
+            lambda i: [text for _, text in _roles_and_text(i, "trunk")],
+            expect=[
+                "first question",
+                "the answer",
+                "second question",
+                "the answer",
+                "third question",
+                "the answer",
+            ],
+        ),
+        probe(
+            "sessions", sessions, expect=[Session("branch", 3, True), Session("trunk", 6, False)]
+        ),
+    ],
+)
+
+EDITOR_TURN = Script(turns=[route(), "Hi from the editor."])
+
+SESSION_LIST_NAMESPACE_LISTS_THAT_NAMESPACE_ACROSS_THE_DATABASE = Case(
+    name="session list namespace lists the sessions of that namespace across the whole database",
+    script=EDITOR_TURN,
+    steps=[
+        step("session", "new", "mine"),
+        # The editor's session is named <client>-<id>: the harness's client is contenox-e2e.
+        prompt("hello", text_has=["Hi from the editor."]),
+        step(
+            "session",
+            "list",
+            "--namespace",
+            "contenoxe2e",
+            cwd="tmp/elsewhere",
+            stdout_has=[re.compile(r"contenoxe2e-\S+\s+acp-client\s+2\s")],
+            stdout_lacks=["mine"],
+        ),
+        step(
+            "session",
+            "list",
+            "--namespace",
+            "mine",
+            cwd="tmp/elsewhere",
+            stdout_has=[re.compile(r"\smine\s+local-user\s+0\s")],
+            stdout_lacks=["contenoxe2e"],
+        ),
     ],
 )

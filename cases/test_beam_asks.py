@@ -1,0 +1,156 @@
+"""Asks raised in `contenox beam`, answered away from the card; `@` and beam's own flags.
+
+contenox-cli.md `contenox beam`: the approval card "is the visible half of a durable ask
+written before it appeared, so the same question is answerable from another terminal or your
+phone, it resolves to its on-timeout verdict if the wait runs out". Each case types into
+`beam --plain` under a real pty and reads the screen; the second terminal is `contenox
+approvals respond`, run beside it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dialogs import WRITE_GREETING, workspace_file
+from harness import (
+    Case,
+    Instance,
+    Script,
+    await_ask,
+    edit,
+    keys,
+    open_terminal,
+    probe,
+    probes,
+    respond,
+    route,
+    satisfies,
+    screen,
+)
+
+COMPOSER = "type / for commands"
+QUIT = [keys("/quit"), screen(exits=0, timeout=30)]
+# beam names a session beam-<uuid>; its 8-hex short form is redacted as an id only when it
+# has a letter in it, so both forms are named here (as in test_beam_slash.py).
+SESSION = {
+    r"beam-(?:\[HEX\d+\]|[0-9a-f]{8})(?:-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?": (
+        "beam-[SESSION]"
+    ),
+    r"  [-/|\\] working(?=  )": "",
+    # The card's key line leads with beam's spinner while the turn is live.
+    r"(?m)^[-/|\\] (?=y allow)": "",
+}
+CARD = "approval required"
+# snapshot=False on the terminal cases below: two clean runs on 2026-12-01 drew the streamed
+# "Writing the greeting." above or below the card, and the status bar with the session's name or
+# with the turn's title, as the redraw raced each checkpoint; what each case asserts is stable.
+WRITE = [screen(COMPOSER, timeout=30), keys("write out.txt"), screen(CARD, timeout=60)]
+
+
+A_CARD_IN_BEAM_IS_ANSWERED_FROM_ANOTHER_TERMINAL = Case(
+    snapshot=False,
+    name="an approval card in beam is answered from another terminal and the turn carries on",
+    script=WRITE_GREETING,  # route, write_file out.txt ("hello\n"), "Done."
+    redact=SESSION,
+    steps=[
+        *WRITE,
+        # The card is a durable ask: the inbox holds it while beam shows it.
+        await_ask("ask", tool="local_fs.write_file", kind="permission"),
+        respond("ask", "approve"),
+        # Nobody pressed a key in beam: the verdict from the other terminal released the call.
+        screen("+ local_fs.write_file: out.txt", timeout=60),
+        screen("Done.", timeout=60),
+        *QUIT,
+        probe("pending asks", probes.approvals, expect=[]),
+        workspace_file("out.txt", expect="hello\n"),
+    ],
+)
+
+# An envelope whose only gate is the write, bounded to 2 seconds, denied when nobody answers.
+QUICK = (
+    '\n[envelopes.quick]\ndefault_action = "allow"\n[envelopes.quick.tools]\n'
+    '"local_fs.write_file" = { grant = "approve", timeout = "2s", on_timeout = "deny" }\n'
+)
+
+A_CARD_NOBODY_ANSWERS_RESOLVES_TO_ITS_ON_TIMEOUT_VERDICT = Case(
+    snapshot=False,
+    name=(
+        "a card in beam that nobody answers resolves to its on timeout verdict "
+        "when the wait runs out"
+    ),
+    script=WRITE_GREETING,
+    redact=SESSION,
+    steps=[
+        edit("agents.toml", append=QUICK, under="contenox"),
+        # --hitl-policy: the session runs under envelope `quick`, and the card names it.
+        screen(COMPOSER, args=["beam", "--plain", "--hitl-policy", "quick"], timeout=30),
+        keys("write out.txt"),
+        screen(CARD, timeout=60),
+        screen("policy hitl-policy-quick.json", timeout=5),
+        screen("Approval timed out. The operation was automatically denied.", timeout=60),
+        screen("Done.", timeout=60),
+        *QUIT,
+        probe("pending asks", probes.approvals, expect=[]),
+        workspace_file("out.txt", expect=None),
+    ],
+)
+
+NOTE = "the note says: ship on thursday"
+
+
+def _sent_to_the_model(instance: Instance) -> list[str]:
+    """Every message the beam turn's model calls were sent (state show --raw)."""
+    units = probes.captured_units(instance, probes.the_captured_run(instance))
+    return [m.content for u in units if u.handler == "chat_completion" for m in u.input_messages]
+
+
+AT_PUTS_A_FILE_IN_FRONT_OF_THE_AGENT = Case(
+    snapshot=False,
+    name="at in the composer puts the file picked in front of the agent",
+    script=Script(turns=[route(), "I have read it."]),
+    files={"notes.txt": NOTE + "\n"},
+    redact=SESSION,
+    steps=[
+        screen(COMPOSER, timeout=30),
+        # `@` opens the file picker; Enter takes the highlighted file into the draft.
+        keys("@note", enter=False),
+        screen(re.compile(r"(?m)^\| notes\.txt\s*$"), timeout=30),
+        keys("\r", enter=False),
+        screen("@notes.txt", timeout=10),
+        keys("what does it say"),
+        screen("I have read it.", timeout=60),
+        *QUIT,
+        probe(
+            "sent to the model",
+            _sent_to_the_model,
+            expect=satisfies(
+                lambda sent: any(NOTE in text for text in sent), "the file's text among them"
+            ),
+        ),
+    ],
+    defect=(
+        "`@` in beam's composer attaches nothing: in `beam --plain`, typing `@note` offers "
+        "notes.txt in the picker, Enter puts `@notes.txt ` in the draft, and the prompt "
+        "`@notes.txt  what does it say` reaches the model as exactly that text — `state show "
+        "<req> --raw` shows no message carrying the file's content ('the note says: ship on "
+        "thursday'), and `session show` records the bare text (v1.0.0, 2026-12-01). "
+        "Contradicts contenox-cli.md `contenox beam`: 'The composer takes `/` for commands and "
+        "`@` to put a file in front of the agent' (beam --help: '@ to attach a file')."
+    ),
+)
+
+
+# function: compares the colour sequences of two beam runs' raw bytes, which no step exposes
+def test_beam_light_draws_a_different_colour_scheme_than_the_default(instance: Instance) -> None:
+    instance.init()
+    instance.use_script(Script(turns=["Not asked: beam only draws its welcome."]))
+    drawn: dict[str, set[bytes]] = {}
+    for label, args in (("default", ()), ("light", ("--light",))):
+        term = open_terminal(instance, "beam", *args)
+        term.wait_for(COMPOSER, timeout=30)
+        term.send_line("/quit")
+        assert term.wait_exit(timeout=30) == 0, term.describe()
+        drawn[label] = set(re.findall(rb"\x1b\[[\d;:]*m", term.raw()))
+    assert drawn["default"] and drawn["light"], drawn
+    # A light scheme colours the same screen differently; an ignored flag draws it the same.
+    assert drawn["light"] != drawn["default"], drawn
