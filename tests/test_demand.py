@@ -65,3 +65,27 @@ def test_a_dialog_never_asked_for_says_so() -> None:
     demand = Demand(script="d.json", held=2, served=0)
     assert demand.problem() is None
     assert demand.summary() == "no served call seen (2 turns held)"
+
+
+def test_a_unit_that_failed_before_its_call_was_not_served() -> None:
+    # The tokenizer refused the history (or the closing call was cancelled): the
+    # captured state names the model, but no turn of its dialog was consumed.
+    from harness.case.runner import served_counts
+    from harness.probes import CapturedUnit
+
+    def unit(model: str, error: str = "") -> CapturedUnit:
+        return CapturedUnit(
+            task="chat",
+            handler="chat_completion",
+            transition="",
+            provider_type="scripted-test",
+            model_name=model,
+            finish_reason="stop",
+            error=error,
+            input_messages=(),
+            output_messages=(),
+            raw={},
+        )
+
+    units = [unit("m"), unit("m", "exceeds context length: 614 > 100"), unit("other")]
+    assert served_counts(units) == {"m": 1, "other": 1}

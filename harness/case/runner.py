@@ -26,6 +26,7 @@ from .steps import Expect, Prompt, fill
 
 if TYPE_CHECKING:
     from ..acp import AcpClient
+    from ..probes import CapturedUnit
     from ..process import Process
     from ..terminal import Terminal
 
@@ -152,12 +153,24 @@ def served_in_state(instance: Instance) -> dict[str, int]:
             ids = probes.captured_requests(instance)
             for request_id in ids:
                 units = probes.captured_units(instance, request_id)
-                counts = Counter(u.model_name for u in units if u.provider_type == "scripted-test")
+                counts = served_counts(units)
                 for model, count in counts.items():
                     served[model] = max(served.get(model, 0), count)
         except (AssertionError, ValueError):
             return served  # no state to read (no init, a refused backend): logs only
     return served
+
+
+def served_counts(units: Sequence[CapturedUnit]) -> Counter[str]:
+    """Model name → the scripted-test calls among ``units`` that were served.
+
+    A unit that failed before its call (the tokenizer refusing the history, a
+    closing call cancelled as the unit is torn down) names the model and the
+    provider but was never served: it does not count.
+    """
+    return Counter(
+        u.model_name for u in units if u.provider_type == "scripted-test" and not u.error
+    )
 
 
 def run_case(case: Case, instance: Instance) -> Transcript:
