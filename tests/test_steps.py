@@ -25,13 +25,16 @@ from harness import (
     keys,
     probe,
     prompt,
+    received,
     respond,
     screen,
+    serve,
     signal,
     step,
     wait,
     write,
 )
+from harness.case import mcp_arguments
 
 FAKE = Path(__file__).parent / "fakes" / "fake_contenox.py"
 
@@ -489,6 +492,41 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         lambda: step("run", capture={"the mission": "ID"}),
         ["Step capture a capture name must be an identifier"],
     ),
+    (
+        "a server of an unknown kind",
+        lambda: serve("rec", "mcp"),  # type: ignore[arg-type]
+        ["Serve server must be one of ('mcp-stdio', 'mcp-http', 'mcp-sse', 'openapi'), got 'mcp'"],
+    ),
+    (
+        "a server name that is not an identifier",
+        lambda: serve("my-rec", "mcp-stdio"),
+        ["Serve name must be an identifier", "'my-rec'"],
+    ),
+    (
+        "tls for an MCP server",
+        lambda: serve("rec", "mcp-http", tls=True),
+        ["Serve tls is for an openapi service only, not 'mcp-http'"],
+    ),
+    (
+        "a url of a stdio server",
+        _case(serve("rec", "mcp-stdio"), step("mcp", "add", "rec", "--url", "{rec_url}")),
+        ["steps[1] (step) args", "{rec_url} refers to no capture", "rec_args, rec_command"],
+    ),
+    (
+        "a server started twice under one name",
+        _case(serve("svc", "openapi"), serve("svc", "openapi")),
+        ["steps[1] (serve) name", "'svc' is already a server's name"],
+    ),
+    (
+        "a record read before its server started",
+        _case(received("rec", "note calls", mcp_arguments("note")), serve("rec", "mcp-stdio")),
+        ["steps[0] (received) server", "'rec' is no server a step before it started"],
+    ),
+    (
+        "a record read with no reader",
+        lambda: received("rec", "note calls", "note"),  # type: ignore[arg-type]
+        ["Received read must be a function of the server's records"],
+    ),
 ]
 
 
@@ -505,3 +543,36 @@ def test_a_bad_step_or_case_is_refused_when_built_naming_the_step_and_field(
 def test_a_case_of_probes_only_is_allowed() -> None:
     case = Case(name="nothing waits", probes=[probe("pending", lambda i: [], expect=[])])
     assert case.steps == ()
+
+
+def test_a_served_service_is_reached_at_its_url_and_what_it_recorded_is_checked(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+from harness import received, serve
+
+def _paths(service):
+    return [r.path for r in service.requests()]
+
+SERVED = Case(
+    name="a served service",
+    init=False,
+    steps=[
+        serve("svc", "openapi"),
+        step("config", "set", "url", "{svc_url}", stdout_has=[re.compile(r"http://127\\.0\\.0\\.1:\\d+")]),
+        received("svc", "paths", _paths, expect=[]),
+    ],
+)
+WRONG = Case(
+    name="a record that does not hold",
+    init=False,
+    steps=[serve("svc", "openapi"), received("svc", "paths", _paths, expect=["/openapi.json"])],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "server 'svc', paths: expected ['/openapi.json']; got []" in out, out
+    assert "requests received by http://127.0.0.1:" in out, out

@@ -16,8 +16,8 @@ instance and each writes what it did to ``instance.recorder``:
 - :class:`Probe`: a value read through contenox's own commands, with an
   optional typed expectation.
 
-Defined from the start: ``{work}``, ``{home}`` and ``{tmp}`` (the scratch
-workspace, HOME and TMPDIR), ``{dialog}`` (the default backend's dialog file)
+Defined from the start: ``{work}``, ``{home}``, ``{tmp}`` and ``{root}`` (the
+scratch workspace, HOME, TMPDIR and the root above them), ``{dialog}`` (the default backend's dialog file)
 and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .runner import Run
 
 __all__ = [
+    "AcpTurn",
     "Action",
     "AwaitAsk",
     "Background",
@@ -53,6 +54,7 @@ __all__ = [
     "Group",
     "JsonPath",
     "Keys",
+    "Link",
     "Predicate",
     "Probe",
     "Prompt",
@@ -62,6 +64,7 @@ __all__ = [
     "Step",
     "Wait",
     "Write",
+    "acp_turn",
     "await_ask",
     "background",
     "column",
@@ -69,6 +72,7 @@ __all__ = [
     "group",
     "json_path",
     "keys",
+    "link",
     "output_of",
     "probe",
     "prompt",
@@ -82,7 +86,9 @@ __all__ = [
 ]
 
 Expectation: TypeAlias = "str | re.Pattern[str]"
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# ``${NAME}`` is an environment variable contenox expands (a login body's
+# ``${E2E_USER}``), never a capture: the ``$`` keeps it literal.
+PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class CaseError(ValueError):
@@ -252,6 +258,14 @@ class Action:
 
     def needs_capture(self) -> str | None:
         """A capture this step needs by name (not through a placeholder)."""
+        return None
+
+    def serves(self) -> str | None:
+        """The server name this step starts (``serve(...)``), if any."""
+        return None
+
+    def needs_server(self) -> str | None:
+        """The server name this step reads (``received(...)``), if any."""
         return None
 
     def __post_init__(self) -> None:
@@ -1000,6 +1014,7 @@ class Prompt(Action):
         client = run.acp(self)
         client.permission = self.permission
         turn = client.prompt(run.fill(self.text), timeout=self.timeout)
+        run.last_turn = turn
         problems = []
         if self.stop_reason is not None and turn.stop_reason != self.stop_reason:
             problems.append(f"expected stop reason {self.stop_reason!r}, got {turn.stop_reason!r}")
@@ -1247,3 +1262,85 @@ def output_of(*args: str, expect: object = _NOTHING) -> Probe:
         return instance.must(*args).stdout
 
     return Probe(name=" ".join(args), read=read, expect=expect)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcpTurn(Probe):
+    """What the last ``prompt``'s turn carried, read by ``read(turn)`` (a ``PromptTurn``).
+
+    For what a ``prompt`` expectation does not name: the order and ids of the
+    ``session/update`` notifications, a permission request's params, the
+    thought channel. Its value lands in the transcript as a probe named
+    ``name``; ``expect`` is a value it must equal, or :func:`satisfies`.
+    """
+
+    kind: ClassVar[str] = "acp_turn"
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        if not callable(self.read):
+            raise problem("read", f"must be a function of the prompt's turn, got {self.read!r}")
+        super().check(problem)
+
+    def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
+        turn = run.last_turn
+        if turn is None:
+            raise AssertionError(f"acp_turn {self.name!r}: no prompt has run yet")
+        value = self.read(turn)
+        run.instance.recorder.probe(f"{self.name} (the last ACP turn)", [], value)
+        if self.expect is _NOTHING:
+            return
+        if isinstance(self.expect, Predicate):
+            failed, wanted = not self.expect.check(value), self.expect.message
+        else:
+            failed, wanted = value != self.expect, repr(self.expect)
+        if failed:
+            raise AssertionError(
+                f"acp_turn {self.name!r}: expected {wanted}; got {value!r}\n{turn.describe()}"
+            )
+
+
+def acp_turn(name: str, read: Callable[[Any], object], *, expect: object = _NOTHING) -> AcpTurn:
+    """A probe of the last ACP prompt's turn: ``acp_turn("cards", lambda t: t.update_kinds,
+    expect=[...])``. Put it after a ``prompt(...)``."""
+    return AcpTurn(name=name, read=read, expect=expect)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Link(Action):
+    """Make ``path`` a symbolic link to ``target`` (both relative to ``under``'s directory,
+    ``target`` may be ``{placeholder}``-absolute such as ``{home}/outside.txt``).
+
+    ``under`` is ``"work"`` (the workspace) or ``"root"`` (the scratch root
+    above it). A link made this way may point anywhere: that is what a case
+    about links that escape the workspace needs.
+    """
+
+    kind: ClassVar[str] = "link"
+    path: str
+    target: str
+    under: str = "work"
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        _relative(self.path, "path", problem)
+        if not isinstance(self.target, str) or not self.target:
+            raise problem("target", f"must be a path, got {self.target!r}")
+        if self.under not in ("work", "root"):
+            raise problem("under", f"must be 'work' or 'root', got {self.under!r}")
+
+    def texts(self) -> Iterator[tuple[str, object]]:
+        yield "path", self.path
+        yield "target", self.target
+
+    def execute(self, run: Run) -> None:
+        base = run.instance.work if self.under == "work" else run.instance.root
+        rel, target = run.fill(self.path), run.fill(self.target)
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
+        run.instance.recorder.note(f"linked {rel} -> {target}")
+
+
+def link(path: str, target: str, *, under: str = "work") -> Link:
+    """A symbolic link between steps: ``link("link.txt", "{root}/outside.txt")``."""
+    return Link(path=path, target=target, under=under)
