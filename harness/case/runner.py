@@ -89,6 +89,7 @@ class Run:
                 *first.acp_args,
                 subcommand=first.acp_command,
                 refuse_writes=first.refuse_writes,
+                env={k: self.fill(v) for k, v in first.acp_env.items()} or None,
             )
         return self.client
 

@@ -17,8 +17,8 @@ instance and each writes what it did to ``instance.recorder``:
   optional typed expectation.
 
 Defined from the start: ``{work}``, ``{home}``, ``{tmp}`` and ``{root}`` (the
-scratch workspace, HOME, TMPDIR and the root above them), ``{dialog}`` (the default backend's dialog file)
-and ``{dialog_<backend>}``.
+scratch workspace, HOME, TMPDIR and the root above them), ``{dialog}`` (the
+default backend's dialog file) and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
 runner (``harness.case.runner``) only executes.
@@ -932,7 +932,8 @@ class Prompt(Action):
     ``requests`` (agent→client methods that must be among those seen),
     ``requests_lack`` (methods that must not be) and ``permission_requests``
     (how many the turn raised, exactly) are what must hold.
-    ``acp_command`` (``acp`` or ``acpx``), ``acp_args`` and ``refuse_writes``
+    ``acp_command`` (``acp`` or ``acpx``), ``acp_args``, ``acp_env`` (extra
+    environment of the agent, placeholders allowed) and ``refuse_writes``
     apply when the session opens.
     """
 
@@ -952,6 +953,7 @@ class Prompt(Action):
     timeout: float | None = None
     acp_command: str = "acp"
     acp_args: Sequence[str] = ()
+    acp_env: Mapping[str, str] = field(default_factory=dict)
     refuse_writes: bool = False
 
     def _prepare(self) -> None:
@@ -970,6 +972,7 @@ class Prompt(Action):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 object.__setattr__(self, name, _tuple(value))
+        object.__setattr__(self, "acp_env", dict(self.acp_env))
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if not isinstance(self.text, str):
@@ -991,6 +994,9 @@ class Prompt(Action):
             raise problem("permission_requests", f"must be a count (0, 1, …), got {count!r}")
         _strings(self.requests_lack, "requests_lack", problem)
         _strings(self.acp_args, "acp_args", problem)
+        for key, value in self.acp_env.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise problem(f"acp_env[{key!r}]", f"must be a string, got {value!r}")
         if self.acp_command not in ("acp", "acpx"):
             raise problem("acp_command", f"must be 'acp' or 'acpx', got {self.acp_command!r}")
         for name in ("files_written", "files_read"):
@@ -1005,6 +1011,8 @@ class Prompt(Action):
 
     def texts(self) -> Iterator[tuple[str, object]]:
         yield "text", self.text
+        for key, value in self.acp_env.items():
+            yield f"acp_env[{key!r}]", value
         for name in ("text_has", "text_lacks", "tool_output_has"):
             for item in getattr(self, name):
                 yield name, item
