@@ -540,6 +540,11 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         ["Link target must be a path, got ''"],
     ),
     (
+        "an agent environment value that is not a string",
+        lambda: prompt("hi", acp_env={"PATH": 3}),
+        ["Prompt acp_env['PATH'] must be a string, got 3"],
+    ),
+    (
         "a record read with no reader",
         lambda: received("rec", "note calls", "note"),  # type: ignore[arg-type]
         ["Received read must be a function of the server's records"],
@@ -593,3 +598,34 @@ WRONG = Case(
     out = result.stdout.str()
     assert "server 'svc', paths: expected ['/openapi.json']; got []" in out, out
     assert "requests received by http://127.0.0.1:" in out, out
+
+
+def test_acp_turn_reads_the_last_turn_and_link_makes_a_symlink(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+from harness import acp_turn, link
+
+def _target(instance):
+    return os.readlink(instance.work / "out")
+
+TURN = Case(
+    name="the last turn read",
+    init=False,
+    steps=[
+        link("out", "{home}"),
+        probe("out points at", _target, expect=satisfies(lambda t: t.endswith("/home"), "home")),
+        prompt("write out.txt", permission="allow", acp_env={"E2E_MARK": "{work}"}),
+        acp_turn("asks", lambda turn: len(turn.permission_requests), expect=1),
+    ],
+)
+WRONG = Case(
+    name="a turn expectation fails",
+    init=False,
+    steps=[prompt("hello"), acp_turn("asks", lambda turn: len(turn.permission_requests), expect=2)],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "acp_turn 'asks': expected 2; got 0" in out, out
