@@ -33,12 +33,14 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    acp_turn,
     await_ask,
     background,
     edit,
+    link,
     mission_finish,
-    open_acp,
     probe,
+    prompt,
     respond,
     route,
     satisfies,
@@ -46,6 +48,7 @@ from harness import (
     wait,
     write,
 )
+from harness.acp.turn import PromptTurn
 from harness.case import Action, Edit, Step
 from harness.probes import approvals, await_approval, deny, missions
 from harness.process import start_contenox
@@ -260,27 +263,24 @@ PLANTED_UNDER_HASHES = _pinned(
 )
 
 
-# function: makes a symlink to the real echo (no step makes one)
-def test_a_trusted_dir_given_through_a_symlink_matches_its_real_directory(
-    instance: Instance,
-) -> None:
-    link = instance.work / "bin-link"
-    link.symlink_to(_real_echo().parent)
-    _setup(instance, {"dirs": [str(link)]})
-    _run_lands_unattended(instance)
+# ``echo`` through a link in the workspace, first on PATH: the name resolves to the real file.
+_LINKED_ECHO = link("links/echo", str(_ECHO_PATH))
+_LINKED_ENV = {"PATH": "{work}/links:" + os.environ["PATH"]}
 
+TRUSTED_DIR_THROUGH_A_LINK = _pinned(
+    "a trusted dir given through a symlink matches its real directory",
+    {"dirs": ["{work}/bin-link"]},
+    link("bin-link", str(_ECHO_PATH.parent)),
+    *LANDS_UNATTENDED,
+)
 
-# function: makes a symlink to the real echo (no step makes one)
-def test_a_hash_declared_under_a_symlink_path_is_not_the_real_path_and_stops_the_call(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    links = instance.work / "links"
-    links.mkdir()
-    (links / "echo").symlink_to(echo)
-    # Declared under the symlink, not the real file: the evaluator looks up the real path.
-    _setup(instance, {"hashes": {str(links / "echo"): _sha256(echo)}})
-    _run_stops_for_approval(instance, {"PATH": f"{links}:{os.environ['PATH']}"})
+# Declared under the symlink, not the real file: the evaluator looks up the real path.
+HASH_UNDER_A_LINK = _pinned(
+    "a hash declared under a symlink path is not the real path and stops the call",
+    {"hashes": {"{work}/links/echo": _ECHO_SHA}},
+    _LINKED_ECHO,
+    *_stops(_LINKED_ENV),
+)
 
 
 # function: reads the complaint from stdout and stderr together
@@ -395,22 +395,28 @@ def _declare(instance: Instance, *names: str, env: Mapping[str, str] | None = No
     return result.stdout + result.stderr
 
 
-# function: makes a symlink to the real echo (no step makes one)
-def test_hitl_trust_declares_a_name_as_its_real_path_and_hash_and_the_call_runs_unattended(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    links = instance.work / "links"
-    links.mkdir()
-    (links / "echo").symlink_to(echo)
-    env = {"PATH": f"{links}:{os.environ['PATH']}"}
-    policy = _setup(instance, None)
-    said = _declare(instance, "echo", env=env)
-    assert str(echo) in said and _sha256(echo) in said, said
-    assert json.loads(policy.read_text())["trusted_binaries"]["hashes"] == {
-        str(echo): _sha256(echo)
-    }
-    _run_lands_unattended(instance, env)
+def _declared_hashes(instance: Instance) -> object:
+    """The trusted_binaries.hashes of the pinned policy file, as written on disk."""
+    policy = json.loads((instance.home / ".contenox" / POLICY).read_text(encoding="utf-8"))
+    return policy.get("trusted_binaries", {}).get("hashes")
+
+
+HITL_TRUST_DECLARES = _pinned(
+    "hitl trust declares a name as its real path and hash and the call runs unattended",
+    None,
+    _LINKED_ECHO,
+    step(
+        "hitl",
+        "trust",
+        "--policy",
+        POLICY,
+        "echo",
+        env=_LINKED_ENV,
+        stdout_has=[str(_ECHO_PATH), _ECHO_SHA],
+    ),
+    probe("the declared hashes", _declared_hashes, expect={str(_ECHO_PATH): _ECHO_SHA}),
+    *_lands(_LINKED_ENV),
+)
 
 
 # function: compares the rendered file with its bytes before the command
@@ -593,57 +599,63 @@ WORKSPACE_ENVELOPE = Case(
 # --- the reason on the card
 
 
-def _acp_ask_detail(instance: Instance, trusted: Mapping[str, Any], env: Mapping[str, str]) -> str:
+def _card_detail(turn: PromptTurn) -> str:
+    """The reason on the one permission card (its ``_meta.detail``)."""
+    [ask] = turn.permission_requests
+    return str(ask.meta.get("detail", ""))
+
+
+def _card_case(
+    name: str, trusted: Mapping[str, Any], says: list[str], *before: Action, **prompt_kw: Any
+) -> Case:
     """The reason an editor is shown when the pinned ``echo`` stops for approval over ACP.
 
-    An ACP session gates on the default policy, so the pinned policy is written
-    as the top-level copy that shadows the rendered ``default`` envelope.
+    An ACP session gates on the default policy, so the pinned policy is written as the
+    top-level copy that shadows the rendered ``default`` envelope.
     """
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-default.json").write_text(
-        json.dumps(_policy(trusted))
-    )
-    instance.use_script(
-        Script(
+    return Case(
+        name=name,
+        script=Script(
             turns=[
                 route(),
                 Turn(tool_calls=[ToolCall("local_shell", {"command": "echo", "args": ["hi"]})]),
                 "Done.",
             ]
-        )
+        ),
+        steps=[
+            *before,
+            write("hitl-policy-default.json", json.dumps(_policy(trusted)), home=True),
+            prompt(
+                "say hello", permission="deny", stop_reason=None, terminal_commands=[], **prompt_kw
+            ),
+            acp_turn(
+                "the card's reason",
+                _card_detail,
+                expect=satisfies(
+                    lambda detail: all(part in detail for part in says),
+                    " and ".join(repr(part) for part in says),
+                ),
+            ),
+        ],
     )
-    with open_acp(instance, permission="deny", env=env) as acp:
-        turn = acp.prompt("say hello")
-    [ask] = turn.permission_requests
-    assert turn.terminal_commands == [], turn.describe()
-    return str(ask.meta.get("detail", ""))
 
 
-# function: reads the permission request's _meta detail, which prompt() does not expose
-def test_the_approval_card_names_the_real_path_a_name_resolved_outside_the_trusted_dirs(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    links = instance.work / "links"
-    links.mkdir()
-    (links / "echo").symlink_to(echo)
-    detail = _acp_ask_detail(
-        instance,
-        {"dirs": ["/nonexistent-trusted-dir"]},
-        {"PATH": f"{links}:{os.environ['PATH']}"},
-    )
-    assert f"binary at {echo} is not under any trusted_binaries.dirs entry" in detail, detail
-    assert "allow refused" in detail, detail
+CARD_NAMES_THE_REAL_PATH = _card_case(
+    "the approval card names the real path a name resolved outside the trusted dirs",
+    {"dirs": ["/nonexistent-trusted-dir"]},
+    [f"binary at {_ECHO_PATH} is not under any trusted_binaries.dirs entry", "allow refused"],
+    _LINKED_ECHO,
+    acp_env=_LINKED_ENV,
+)
 
-
-# function: reads the permission request's _meta detail, which prompt() does not expose
-def test_the_approval_card_says_a_changed_binary_does_not_match_its_declared_hash(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    detail = _acp_ask_detail(instance, {"hashes": {str(echo): "0" * 64}}, {})
-    assert f"binary at {echo} does not match the declared hash" in detail, detail
-    assert "re-declare after verifying the upgrade, or investigate" in detail, detail
+CARD_SAYS_THE_HASH_CHANGED = _card_case(
+    "the approval card says a changed binary does not match its declared hash",
+    {"hashes": {str(_ECHO_PATH): "0" * 64}},
+    [
+        f"binary at {_ECHO_PATH} does not match the declared hash",
+        "re-declare after verifying the upgrade, or investigate",
+    ],
+)
 
 
 SHIPPED_UNPINNED = Case(

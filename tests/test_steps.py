@@ -28,6 +28,7 @@ from harness import (
     probe,
     prompt,
     received,
+    remove,
     respond,
     screen,
     serve,
@@ -545,6 +546,21 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         ["Prompt acp_env['PATH'] must be a string, got 3"],
     ),
     (
+        "a probe capture that is not an identifier",
+        lambda: probe("marker", lambda i: "x", capture="the marker"),
+        ["Probe capture a capture name must be an identifier, got 'the marker'"],
+    ),
+    (
+        "a turn reading that claims a capture",
+        lambda: acp_turn("asks", len).__class__(name="asks", read=len, capture="n"),
+        ["AcpTurn capture is for probe(...) only"],
+    ),
+    (
+        "a file removed outside the scratch root",
+        lambda: remove("../../etc/hosts", under="home"),
+        ["Remove path '../../etc/hosts' leaves the scratch root"],
+    ),
+    (
         "a record read with no reader",
         lambda: received("rec", "note calls", "note"),  # type: ignore[arg-type]
         ["Received read must be a function of the server's records"],
@@ -629,3 +645,15 @@ WRONG = Case(
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "acp_turn 'asks': expected 2; got 0" in out, out
+
+
+def test_a_probe_capture_is_a_placeholder_later_steps_may_use() -> None:
+    case = Case(
+        name="kept",
+        init=False,
+        steps=[
+            probe("marker", lambda i: "m-1", capture="marker"),
+            step("mission", "show", "{marker}"),
+        ],
+    )
+    assert case.steps[0].defines() == {"marker"}

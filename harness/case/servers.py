@@ -151,6 +151,8 @@ class Received(Probe):
             raise problem("server", f"must name a serve(...) step's server, got {self.server!r}")
         if not callable(self.read):
             raise problem("read", f"must be a function of the server's records, got {self.read!r}")
+        if self.capture is not None:
+            raise problem("capture", "is for probe(...) only: this reading is not kept")
         super().check(problem)
 
     def needs_server(self) -> str | None:

@@ -58,6 +58,7 @@ __all__ = [
     "Predicate",
     "Probe",
     "Prompt",
+    "Remove",
     "Respond",
     "Screen",
     "Signal",
@@ -76,6 +77,7 @@ __all__ = [
     "output_of",
     "probe",
     "prompt",
+    "remove",
     "respond",
     "satisfies",
     "screen",
@@ -886,6 +888,46 @@ def edit(
 
 
 @dataclass(frozen=True, kw_only=True)
+class Remove(Action):
+    """Delete a file between steps (a declaration retired, a copy taken back).
+
+    ``under`` is ``"work"``, ``"contenox"`` (``~/.contenox``) or ``"home"``,
+    as for :class:`Edit`; a file that is not there fails the step, naming it.
+    """
+
+    kind: ClassVar[str] = "remove"
+    path: str
+    under: str = "work"
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        _relative(self.path, "path", problem)
+        if self.under not in _UNDER:
+            raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
+
+    def texts(self) -> Iterator[tuple[str, object]]:
+        yield "path", self.path
+
+    def execute(self, run: Run) -> None:
+        rel = run.fill(self.path)
+        base = {
+            "work": run.instance.work,
+            "contenox": run.instance.home / ".contenox",
+            "home": run.instance.home,
+        }[self.under]
+        target = base / rel
+        if not target.is_file():
+            raise AssertionError(f"remove {rel!r} in {_UNDER[self.under]}: no such file")
+        target.unlink()
+        shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
+        run.instance.recorder.note(f"removed {shown_path}")
+
+
+def remove(path: str, *, under: str = "work") -> Remove:
+    """Delete a file between steps: ``remove("agents/biller.md", under="contenox")``."""
+    return Remove(path=path, under=under)
+
+
+@dataclass(frozen=True, kw_only=True)
 class EditDialog(Action):
     """Rewrite the dialog file of backend ``backend`` with ``script`` (contenox rewinds it)."""
 
@@ -1210,6 +1252,8 @@ class Probe(Action):
     ``expect`` is a value the read must equal, or :func:`satisfies` (a
     predicate and the promise it checks). In ``Case.steps`` it runs at that
     point; in ``Case.probes``, after the steps and the model-demand check.
+    ``capture="name"`` keeps a text value as ``{name}`` for later steps (a
+    marker read before a command, compared after it).
     """
 
     kind: ClassVar[str] = "probe"
@@ -1217,6 +1261,7 @@ class Probe(Action):
     read: Callable[..., object]
     args: Sequence[str] = ()
     expect: object = _NOTHING
+    capture: str | None = None
 
     def _prepare(self) -> None:
         if not isinstance(self.args, str):
@@ -1234,6 +1279,13 @@ class Probe(Action):
         if isinstance(self.expect, Predicate) and not callable(self.expect.check):
             raise problem("expect", "satisfies() needs a function")
         _strings(self.args, "args", problem)
+        if self.capture is not None and (
+            not isinstance(self.capture, str) or not re.fullmatch(r"[A-Za-z_]\w*", self.capture)
+        ):
+            raise problem("capture", f"a capture name must be an identifier, got {self.capture!r}")
+
+    def defines(self) -> set[str]:
+        return {self.capture} if self.capture is not None else set()
 
     def execute(self, run: Run) -> None:
         __tracebackhide__ = True
@@ -1242,6 +1294,13 @@ class Probe(Action):
         with recorder.probing():
             value = self.read(run.instance, *args)
         recorder.probe(self.name, args, value)
+        if self.capture is not None:
+            if not isinstance(value, str):
+                raise AssertionError(
+                    f"probe {self.name!r}: capture={self.capture!r} needs a text value, "
+                    f"got {value!r}"
+                )
+            run.captures[self.capture] = value
         if self.expect is _NOTHING:
             return
         if isinstance(self.expect, Predicate):
@@ -1253,14 +1312,21 @@ class Probe(Action):
             raise AssertionError(f"probe {self.name!r}: expected {self.expect!r}, got {value!r}")
 
 
-def probe(name: str, read: Callable[..., object], *args: str, expect: object = _NOTHING) -> Probe:
+def probe(
+    name: str,
+    read: Callable[..., object],
+    *args: str,
+    expect: object = _NOTHING,
+    capture: str | None = None,
+) -> Probe:
     """A named probe; ``read(instance, *args)`` returns text, a dataclass, or a list of them.
 
-    ``args`` may hold placeholders: ``probe("mission", probes.mission, "{mission}")``.
+    ``args`` may hold placeholders: ``probe("mission", probes.mission, "{mission}")``;
+    ``capture="marker"`` keeps a text value as ``{marker}``.
 
     >>> probe("pending asks", probes.approvals, expect=[])
     """
-    return Probe(name=name, read=read, args=args, expect=expect)
+    return Probe(name=name, read=read, args=args, expect=expect, capture=capture)
 
 
 def output_of(*args: str, expect: object = _NOTHING) -> Probe:
@@ -1287,6 +1353,8 @@ class AcpTurn(Probe):
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if not callable(self.read):
             raise problem("read", f"must be a function of the prompt's turn, got {self.read!r}")
+        if self.capture is not None:
+            raise problem("capture", "is for probe(...) only: this reading is not kept")
         super().check(problem)
 
     def execute(self, run: Run) -> None:
