@@ -19,11 +19,13 @@ from harness import (
     mission_finish,
     probe,
     received,
+    remove,
     satisfies,
     step,
+    write,
 )
 from harness.case import Action, model_saw, open_envelope_step, serve
-from harness.servers import HttpService, serve_http
+from harness.servers import HttpService
 from harness.servers.http_service import LOGIN_COOKIE, LOGIN_TOKEN, OPENAPI
 from harness.servers.wiring import OPEN_ENVELOPE, offered_roster
 
@@ -514,31 +516,27 @@ TOKEN_LOGIN = _service_case(
 )
 
 
-# function: deletes the declaration between steps (no step removes a file)
-def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_deleted(
-    instance: Instance,
-) -> None:
-    service = serve_http(instance)
-    instance.init()
-    declaration = instance.home / ".contenox" / "agents" / "biller.md"
-    declaration.write_text(
-        "---\nname: biller\ndescription: An e2e agent that brings its own services\n"
-        f"remoteTools:\n  billing:\n    url: {service.url}\n"
-        f"mcpServers:\n  ledger:\n    type: http\n    url: {NOWHERE}/mcp\n"
-        "---\n\nYou bill.\n",
-        encoding="utf-8",
-    )
-
-    instance.must("agent", "list")
-    tools = instance.must("tools", "list").stdout
-    mcp = instance.must("mcp", "list").stdout
-    assert "billing" in tools and "declaration" in tools, tools
-    assert "ledger" in mcp and "declaration" in mcp, mcp
-
-    declaration.unlink()
-    instance.must("agent", "list")
-    assert "billing" not in instance.must("tools", "list").stdout
-    assert "ledger" not in instance.must("mcp", "list").stdout
+DECLARATION_BRINGS_AND_RETIRES = Case(
+    name="an agent declaration brings a service scoped to it and retires it when deleted",
+    steps=[
+        serve("svc", "openapi"),
+        write(
+            "agents/biller.md",
+            "---\nname: biller\ndescription: An e2e agent that brings its own services\n"
+            "remoteTools:\n  billing:\n    url: {svc_url}\n"
+            f"mcpServers:\n  ledger:\n    type: http\n    url: {NOWHERE}/mcp\n"
+            "---\n\nYou bill.\n",
+            home=True,
+        ),
+        step("agent", "list"),
+        step("tools", "list", stdout_has=["billing", "declaration"]),
+        step("mcp", "list", stdout_has=["ledger", "declaration"]),
+        remove("agents/biller.md", under="contenox"),
+        step("agent", "list"),
+        step("tools", "list", stdout_lacks=["billing"]),
+        step("mcp", "list", stdout_lacks=["ledger"]),
+    ],
+)
 
 
 SKIP_TLS_VERIFY = Case(
