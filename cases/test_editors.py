@@ -19,7 +19,6 @@ from harness import (
     ToolCall,
     Turn,
     acp_turn,
-    defect,
     open_acp,
     probe,
     prompt,
@@ -160,28 +159,31 @@ THE_READ_FILE_CARD = Case(
 )
 
 
-# function: it opens the session with the capabilities JetBrains and AionUi declare
-# (file system, no terminal), which a prompt step cannot.
-@defect(
-    "with clientCapabilities {fs: read+write, terminal: false} (what GoLand and AionUi "
-    "declare), a scripted local_shell `echo 'reported back'` under `contenox acp` ends "
-    "'failed' with _meta.error 'tool local_shell not found' and no output; jetbrains.md: "
-    '"`local_shell` runs the command and returns its output in the tool card. GoLand does '
-    "not advertise the ACP terminal capability, so the command is executed and reported "
-    'rather than embedded"; aionui.md says the same. (`contenox acp --help`: "a client '
-    'that grants neither is served neither".)'
+# What GoLand and AionUi declare: file system, no terminal.
+_NO_TERMINAL = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False}
+
+NO_TERMINAL_CAPABILITY = Case(
+    name="without the terminal capability a shell command runs and reports its output",
+    script=_shell("echo", "reported back"),
+    steps=[
+        prompt(
+            "echo something",
+            permission="allow",
+            acp_capabilities=_NO_TERMINAL,
+            requests_lack=["terminal/create"],
+            tool_output_has=["reported back"],
+        )
+    ],
+    defect=(
+        "with clientCapabilities {fs: read+write, terminal: false} (what GoLand and AionUi "
+        "declare), a scripted local_shell `echo 'reported back'` under `contenox acp` ends "
+        "'failed' with _meta.error 'tool local_shell not found' and no output; jetbrains.md: "
+        '"`local_shell` runs the command and returns its output in the tool card. GoLand does '
+        "not advertise the ACP terminal capability, so the command is executed and reported "
+        'rather than embedded"; aionui.md says the same. (`contenox acp --help`: "a client '
+        'that grants neither is served neither".)'
+    ),
 )
-def test_without_the_terminal_capability_a_shell_command_runs_and_reports_its_output(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(_shell("echo", "reported back"))
-    no_terminal = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False}
-    with open_acp(instance, permission="allow", capabilities=no_terminal) as acp:
-        turn = acp.prompt("echo something")
-    assert turn.stop_reason == "end_turn", turn.describe()
-    assert turn.requests_of("terminal/create") == [], turn.describe()
-    assert "reported back" in str(turn.tool_outputs), turn.describe()
 
 
 # function: the history is replayed by a second agent process on session/load,

@@ -419,16 +419,40 @@ HITL_TRUST_DECLARES = _pinned(
 )
 
 
-# function: compares the rendered file with its bytes before the command
-def test_hitl_trust_refuses_to_write_into_a_rendered_envelope(instance: Instance) -> None:
-    instance.init()
+def _rendered_default(instance: Instance) -> str:
+    """The rendered default envelope's policy, as on disk."""
     rendered = instance.home / ".contenox" / ".generated" / "hitl-policy-default.json"
-    before = rendered.read_bytes()
-    result = instance.contenox("hitl", "trust", "--policy", "hitl-policy-default.json", "echo")
-    assert result.exit_code != 0, result.describe()
-    for words in ("is rendered from [envelopes.default]", "silently discarded", "--policy"):
-        assert words in result.stderr, result.describe()
-    assert rendered.read_bytes() == before
+    return rendered.read_text(encoding="utf-8")
+
+
+_READ_THE_RENDER = probe("the rendered default policy", _rendered_default, capture="rendered")
+
+
+def _rendered_sha(instance: Instance) -> str:
+    return hashlib.sha256(_rendered_default(instance).encode()).hexdigest()
+
+
+REFUSES_A_RENDERED_ENVELOPE = Case(
+    name="hitl trust refuses to write into a rendered envelope",
+    steps=[
+        probe("the rendered default policy's sha256", _rendered_sha, capture="rendered"),
+        step(
+            "hitl",
+            "trust",
+            "--policy",
+            "hitl-policy-default.json",
+            "echo",
+            exit_code="non-zero",
+            stderr_has=["is rendered from [envelopes.default]", "silently discarded", "--policy"],
+        ),
+        probe(
+            "the rendered default policy is unchanged",
+            lambda i, before: _rendered_sha(i) == before,
+            "{rendered}",
+            expect=True,
+        ),
+    ],
+)
 
 
 # function: deletes a file and puts a directory in its place between commands
@@ -464,26 +488,38 @@ def test_hitl_trust_list_reports_missing_mismatch_unreadable_and_outside_dirs(
         assert line in listing, f"{state}: {listing}"
 
 
-# function: copies the rendered envelope to its top-level place (no step copies)
-def test_doctor_reports_drift_of_the_active_policy_and_names_hitl_trust_refresh(
-    instance: Instance,
-) -> None:
-    instance.init()
-    # The intended home for digests: a top-level copy that shadows the rendered envelope.
-    contenox_dir = instance.home / ".contenox"
-    shutil.copy(contenox_dir / ".generated" / "hitl-policy-default.json", contenox_dir)
-    tool = instance.write("tools/mytool", b"#!/bin/sh\nexit 0\n")
-    instance.must("hitl", "trust", str(tool))
-    tool.write_bytes(b"#!/bin/sh\nexit 1\n")
-    report = instance.contenox("doctor").stdout
-    assert f"{contenox_dir / 'hitl-policy-default.json'}: {tool}: does not match" in report, report
-    assert "contenox hitl trust --refresh" in report, report
-    categories = {
-        issue.get("category")
-        for issue in json.loads(instance.must("doctor", "--json").stdout)["issues"]
-        if "trusted-binary" in str(issue.get("message"))
-    }
-    assert categories == {"policy"}, categories
+def _trusted_binary_issue_categories(instance: Instance) -> list[object]:
+    """The categories of ``doctor --json``'s issues about a trusted binary."""
+    issues = json.loads(instance.must("doctor", "--json").stdout)["issues"]
+    return sorted(
+        {str(i.get("category")) for i in issues if "trusted-binary" in str(i.get("message"))}
+    )
+
+
+DOCTOR_REPORTS_DRIFT = Case(
+    name="doctor reports drift of the active policy and names hitl trust refresh",
+    steps=[
+        # The intended home for digests: a top-level copy that shadows the rendered envelope.
+        _READ_THE_RENDER,
+        write("hitl-policy-default.json", "{rendered}", home=True),
+        write("tools/mytool", _TOOL_V1),
+        step("hitl", "trust", _TOOL),
+        write("tools/mytool", "#!/bin/sh\nexit 1\n"),
+        step(
+            "doctor",
+            exit_code=None,
+            stdout_has=[
+                "{home}/.contenox/hitl-policy-default.json: " + _TOOL + ": does not match",
+                "contenox hitl trust --refresh",
+            ],
+        ),
+        probe(
+            "doctor --json's trusted-binary issue categories",
+            _trusted_binary_issue_categories,
+            expect=["policy"],
+        ),
+    ],
+)
 
 
 VET_DRIFT = _pinned(

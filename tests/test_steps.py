@@ -561,6 +561,11 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         ["Remove path '../../etc/hosts' leaves the scratch root"],
     ),
     (
+        "client capabilities that are not a mapping",
+        lambda: prompt("hi", acp_capabilities=["terminal"]),  # type: ignore[arg-type]
+        ["Prompt acp_capabilities must be a mapping or None"],
+    ),
+    (
         "a record read with no reader",
         lambda: received("rec", "note calls", "note"),  # type: ignore[arg-type]
         ["Received read must be a function of the server's records"],

@@ -90,6 +90,7 @@ class Run:
                 subcommand=first.acp_command,
                 refuse_writes=first.refuse_writes,
                 env={k: self.fill(v) for k, v in first.acp_env.items()} or None,
+                capabilities=first.acp_capabilities,
             )
         return self.client
 

@@ -975,8 +975,9 @@ class Prompt(Action):
     ``requests_lack`` (methods that must not be) and ``permission_requests``
     (how many the turn raised, exactly) are what must hold.
     ``acp_command`` (``acp`` or ``acpx``), ``acp_args``, ``acp_env`` (extra
-    environment of the agent, placeholders allowed) and ``refuse_writes``
-    apply when the session opens.
+    environment of the agent, placeholders allowed), ``acp_capabilities`` (the
+    client capabilities declared; None: all) and ``refuse_writes`` apply when
+    the session opens.
     """
 
     kind: ClassVar[str] = "prompt"
@@ -996,6 +997,8 @@ class Prompt(Action):
     acp_command: str = "acp"
     acp_args: Sequence[str] = ()
     acp_env: Mapping[str, str] = field(default_factory=dict)
+    # The clientCapabilities the editor declares (None: full); JetBrains declares no terminal.
+    acp_capabilities: Mapping[str, Any] | None = None
     refuse_writes: bool = False
 
     def _prepare(self) -> None:
@@ -1039,6 +1042,10 @@ class Prompt(Action):
         for key, value in self.acp_env.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise problem(f"acp_env[{key!r}]", f"must be a string, got {value!r}")
+        if self.acp_capabilities is not None and not isinstance(self.acp_capabilities, Mapping):
+            raise problem(
+                "acp_capabilities", f"must be a mapping or None, got {self.acp_capabilities!r}"
+            )
         if self.acp_command not in ("acp", "acpx"):
             raise problem("acp_command", f"must be 'acp' or 'acpx', got {self.acp_command!r}")
         for name in ("files_written", "files_read"):
