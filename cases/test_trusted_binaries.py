@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from dialogs import workspace_file
 from harness import (
     Case,
@@ -283,31 +281,39 @@ HASH_UNDER_A_LINK = _pinned(
 )
 
 
-# function: reads the complaint from stdout and stderr together
-@pytest.mark.parametrize(
-    ("block", "complaint"),
-    [
-        ({"dirs": ["usr/bin"]}, "must be an absolute path"),
-        ({"hashes": {"/usr/bin/echo": "abc123"}}, "trusted_binaries"),
-        ({"hashes": {"bin/echo": "0" * 64}}, "trusted_binaries"),
-        ({"dirs": ["/usr/bin"], "pins": {}}, "trusted_binaries"),
-    ],
-    ids=["relative-dir", "short-digest", "relative-hash-key", "unknown-key"],
-)
-def test_a_malformed_trusted_binaries_block_fails_the_policy_and_vet_names_it(
-    instance: Instance, block: dict[str, Any], complaint: str
-) -> None:
-    path = _setup(instance, block)
-    env = _plant(instance)
-    vetted = instance.contenox("vet", str(path))
-    assert vetted.exit_code != 0, vetted.describe()
-    assert complaint in vetted.stdout + vetted.stderr, vetted.describe()
-    # Fail closed: the allowlisted name does not run unattended under a broken pin.
-    run = instance.contenox(
-        "run", "--policy", "pinned", "--timeout", "10s", "say hello", env=env, timeout=60
+# Each broken block fails `vet` naming it, and fails the run closed: the allowlisted name
+# does not run unattended under a broken pin.
+MALFORMED_BLOCKS = [
+    _pinned(
+        f"a malformed trusted binaries block fails the policy and vet names it ({variant})",
+        block,
+        PLANT,
+        step(
+            "vet",
+            "{home}/.contenox/" + POLICY,
+            exit_code="non-zero",
+            stdout_has=[complaint],
+        ),
+        step(
+            "run",
+            "--policy",
+            "pinned",
+            "--timeout",
+            "10s",
+            "say hello",
+            env=PLANTED_ENV,
+            timeout=60,
+            exit_code="non-zero",
+        ),
+        PLANTED_NEVER_RAN,
     )
-    assert run.exit_code != 0, run.describe()
-    assert not (instance.work / "planted-ran").exists()
+    for variant, block, complaint in (
+        ("relative dir", {"dirs": ["usr/bin"]}, "must be an absolute path"),
+        ("short digest", {"hashes": {"/usr/bin/echo": "abc123"}}, "trusted_binaries"),
+        ("relative hash key", {"hashes": {"bin/echo": "0" * 64}}, "trusted_binaries"),
+        ("unknown key", {"dirs": ["/usr/bin"], "pins": {}}, "trusted_binaries"),
+    )
+]
 
 
 # --- declaring with hitl trust
