@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
-from .steps import _NOTHING, Action, CaseError, Edit, Predicate, Probe, edit, probe
+from .steps import _NOTHING, Action, CaseError, Edit, Probe, edit, probe, unmet
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -166,17 +166,8 @@ class Received(Probe):
         handle = run.servers[self.server]
         value = self.read(handle)
         run.instance.recorder.probe(f"{self.name} ({self.server})", [], value)
-        if self.expect is _NOTHING:
-            return
-        failed = (
-            not self.expect.check(value)
-            if isinstance(self.expect, Predicate)
-            else value != self.expect
-        )
-        if failed:
-            wanted = (
-                self.expect.message if isinstance(self.expect, Predicate) else repr(self.expect)
-            )
+        wanted = unmet(self.expect, value)
+        if wanted is not None:
             raise AssertionError(
                 f"server {self.server!r}, {self.name}: expected {wanted}; got {value!r}\n"
                 f"{handle.describe()}"

@@ -1252,6 +1252,16 @@ def satisfies(check: Callable[[Any], bool], message: str) -> Predicate:
 _NOTHING: Any = object()
 
 
+def unmet(expect: object, value: object) -> str | None:
+    """What ``value`` was expected to be, if it is not: ``expect`` is a value to equal or
+    :func:`satisfies`; None when it holds (or nothing is expected)."""
+    if expect is _NOTHING:
+        return None
+    if isinstance(expect, Predicate):
+        return None if expect.check(value) else expect.message
+    return None if value == expect else repr(expect)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Probe(Action):
     """State read through contenox's own commands; its value lands in the transcript.
@@ -1371,13 +1381,8 @@ class AcpTurn(Probe):
             raise AssertionError(f"acp_turn {self.name!r}: no prompt has run yet")
         value = self.read(turn)
         run.instance.recorder.probe(f"{self.name} (the last ACP turn)", [], value)
-        if self.expect is _NOTHING:
-            return
-        if isinstance(self.expect, Predicate):
-            failed, wanted = not self.expect.check(value), self.expect.message
-        else:
-            failed, wanted = value != self.expect, repr(self.expect)
-        if failed:
+        wanted = unmet(self.expect, value)
+        if wanted is not None:
             raise AssertionError(
                 f"acp_turn {self.name!r}: expected {wanted}; got {value!r}\n{turn.describe()}"
             )
