@@ -43,7 +43,7 @@ from harness import (
     write,
 )
 from harness.acp.turn import PromptTurn
-from harness.case import Action, Edit, Probe
+from harness.case import Action, Edit, Probe, model_saw
 from harness.servers import HttpService, McpServer, read_mcp_records, stdio_command
 from harness.servers.wiring import (
     OPEN_ENVELOPE,
@@ -135,16 +135,6 @@ def _envelope_step(name: str, body: str) -> Edit:
 _OPEN = _envelope_step(OPEN_ENVELOPE, 'default_action = "allow"')
 
 
-def _model_saw(text: str, seen: bool = True) -> Probe:
-    """Whether the model was sent ``text`` (its whole captured state, ``state show --raw``)."""
-
-    def read(instance: Instance) -> bool:
-        return text in model_view(instance)
-
-    what = "the model saw" if seen else "the model never saw"
-    return probe(f"{what} {text!r}", read, expect=seen)
-
-
 def _mission(
     script: Script,
     task: str,
@@ -164,7 +154,7 @@ def _mission(
 READ_INSIDE = _mission(
     _touch(ToolCall("read_file", {"path": "inside.txt"})),
     "touch the files",
-    _model_saw("inside-content-2291"),
+    model_saw("inside-content-2291"),
     name="read_file inside the workspace returns its content",
     files={"inside.txt": "inside-content-2291\n"},
 )
@@ -185,7 +175,7 @@ WRITE_OUTSIDE = _mission(
 DENIED_SUBSTRING = _mission(
     _touch(ToolCall("read_file", {"path": "node_modules/pkg/index.js"})),
     "touch the files",
-    _model_saw("denied-content-8813", seen=False),
+    model_saw("denied-content-8813", seen=False),
     name="read_file refuses a denied path substring",
     files={"node_modules/pkg/index.js": "denied-content-8813\n"},
 )
@@ -201,7 +191,7 @@ UNREAD_OVERWRITE = _mission(
 LOCAL_SHELL_NOT_FOUND = _mission(
     _touch(ToolCall("local_shell", {"command": "echo", "args": ["from-the-shell-6612"]})),
     "touch the files",
-    _model_saw("tool local_shell not found"),
+    model_saw("tool local_shell not found"),
     name="under run a local_shell call comes back not found",
     defect=(
         "`contenox run --policy <allow-all envelope>` with a scripted local_shell "
@@ -232,7 +222,7 @@ LOCAL_FS_FIVE = _mission(
 SHELL_OUTSIDE_ALLOWED = _mission(
     _touch(ToolCall("local_shell", {"command": "id"})),
     "touch the files",
-    _model_saw("uid=", seen=False),
+    model_saw("uid=", seen=False),
     name="local_shell refuses a command outside the allowed commands",
 )
 
@@ -266,7 +256,7 @@ EDIT_REPLACE_ALL = _mission(
 READ_DENIED = _mission(
     _finish(ToolCall("read_file", {"path": "inside.txt"})),
     "read",
-    _model_saw("inside-content-5530", seen=False),
+    model_saw("inside-content-5530", seen=False),
     name="files.read deny in the envelope refuses read_file",
     files={"inside.txt": "inside-content-5530\n"},
     envelope=_envelope_step("e2e_noread", 'default_action = "allow"\nfiles.read = "deny"'),
@@ -362,7 +352,7 @@ _SECRET_AT_HOME = edit("outside.txt", append=SECRET + "\n", under="home")
 LINK_READ = _mission(
     _touch(ToolCall("read_file", {"path": "link.txt"})),
     "touch the files",
-    _model_saw(SECRET, seen=False),
+    model_saw(SECRET, seen=False),
     name="read_file refuses a link in the workspace that points outside it",
     before=[_SECRET_AT_HOME, link("link.txt", "{home}/outside.txt")],
     exit_code=None,
@@ -443,7 +433,7 @@ NO_ALLOWLIST = [
         _chain(tools),
         [_ADD],
         probe("the manifest offered", _roster, expect={}),
-        _model_saw("tool add not found"),
+        model_saw("tool add not found"),
         _server_got([]),
     )
     for variant, tools in (("absent", ABSENT), ("null", None), ("empty", []))
@@ -459,7 +449,7 @@ NAMED_ALLOWLIST = _chain_case(
     [_ADD, ToolCall("echo", {"text": "x"})],
     _offered("nothing but rec offered", lambda roster: set(roster) <= {"rec"}),
     _server_got(["add"]),
-    _model_saw("tool echo not found"),
+    model_saw("tool echo not found"),
 )
 
 # `rec` itself is sometimes missing from the manifest (see the named-allowlist
@@ -486,7 +476,7 @@ EXCLUSION_WINS = [
             "rec not offered, native-echo offered",
             lambda roster: "rec" not in roster and "native-echo" in roster,
         ),
-        _model_saw("tool add not found"),
+        model_saw("tool add not found"),
         _server_got([]),
     )
     for variant, tools in (("exclusion after", ["*", "!rec"]), ("exclusion before", ["!rec", "*"]))
@@ -642,7 +632,7 @@ HIDE_TOOLS = _chain_case(
     _hidden(["native-echo", "native-jq"], ["native-echo.echo"]),
     [ToolCall("echo", {"input": "hidden-echo-4410"})],
     _offered("echo not offered", lambda roster: "echo" not in roster.get("native-echo", [])),
-    _model_saw("tool echo not found"),
+    model_saw("tool echo not found"),
     defect=(
         'a chain task with tools ["native-echo", "native-jq"] and hide_tools '
         '["native-echo.echo"] (and, tried by hand, ["echo"]): the model\'s `{{tools}}` manifest '
