@@ -12,7 +12,21 @@ from __future__ import annotations
 import re
 
 from dialogs import WRITE_GREETING, workspace_file
-from harness import Case, Instance, Script, ToolCall, Turn, defect, open_acp, prompt, route
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    acp_turn,
+    open_acp,
+    probe,
+    prompt,
+    route,
+    satisfies,
+    step,
+)
+from harness.acp.turn import PromptTurn
 
 
 def _shell(command: str, *args: str, closing: str = "Ran it.") -> Script:
@@ -85,63 +99,91 @@ THE_DEFAULT_ENVELOPE_GATES_AN_EDIT = [
 ]
 
 
-# function: it reads the tool-call card's title and the permission card's title,
-# which no step exposes.
-def test_the_tool_card_and_the_permission_card_show_the_actual_command(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(_shell("touch", "made-by-the-agent"))
-    with open_acp(instance, permission="allow") as acp:
-        turn = acp.prompt("touch a file")
-    [ask] = turn.permission_requests
-    assert "touch made-by-the-agent" in ask.title, turn.describe()
+def _card_titles(turn: PromptTurn) -> dict[str, object]:
+    """The permission cards' titles, and whether a tool card shows the command run."""
     titles = [str(c.get("title", "")) for c in turn.tool_calls.values()]
-    assert any(re.search(r"local_shell.*: touch made-by-the-agent", t) for t in titles), titles
-    assert (instance.work / "made-by-the-agent").exists()
+    return {
+        "permission cards": [ask.title for ask in turn.permission_requests],
+        "a tool card shows local_shell …: touch made-by-the-agent": any(
+            re.search(r"local_shell.*: touch made-by-the-agent", t) for t in titles
+        ),
+    }
 
 
-# function: it reads the read_file card's title, which no step exposes.
-def test_the_read_file_card_names_the_file(instance: Instance) -> None:
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[
-                route(),
-                Turn(tool_calls=[ToolCall("read_file", {"path": "README.md"})]),
-                "Read it.",
-            ]
-        )
-    )
-    (instance.work / "README.md").write_text("# readme\n")
-    with open_acp(instance) as acp:
-        turn = acp.prompt("read the readme")
-    titles = [str(c.get("title", "")) for c in turn.tool_calls.values()]
-    assert any(re.search(r"read_file: \S*README\.md", t) for t in titles), titles
+def _made(instance: Instance) -> bool:
+    return (instance.work / "made-by-the-agent").exists()
 
 
-# function: it opens the session with the capabilities JetBrains and AionUi declare
-# (file system, no terminal), which a prompt step cannot.
-@defect(
-    "with clientCapabilities {fs: read+write, terminal: false} (what GoLand and AionUi "
-    "declare), a scripted local_shell `echo 'reported back'` under `contenox acp` ends "
-    "'failed' with _meta.error 'tool local_shell not found' and no output; jetbrains.md: "
-    '"`local_shell` runs the command and returns its output in the tool card. GoLand does '
-    "not advertise the ACP terminal capability, so the command is executed and reported "
-    'rather than embedded"; aionui.md says the same. (`contenox acp --help`: "a client '
-    'that grants neither is served neither".)'
+THE_CARDS_SHOW_THE_COMMAND = Case(
+    name="the tool card and the permission card show the actual command",
+    script=_shell("touch", "made-by-the-agent"),
+    steps=[
+        prompt("touch a file", permission="allow"),
+        acp_turn(
+            "the cards",
+            _card_titles,
+            expect=satisfies(
+                lambda v: (
+                    len(v["permission cards"]) == 1
+                    and "touch made-by-the-agent" in v["permission cards"][0]
+                    and v["a tool card shows local_shell …: touch made-by-the-agent"]
+                ),
+                "one permission card naming 'touch made-by-the-agent', and a tool card "
+                "'local_shell…: touch made-by-the-agent'",
+            ),
+        ),
+        probe("made-by-the-agent exists", _made, expect=True),
+    ],
 )
-def test_without_the_terminal_capability_a_shell_command_runs_and_reports_its_output(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(_shell("echo", "reported back"))
-    no_terminal = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False}
-    with open_acp(instance, permission="allow", capabilities=no_terminal) as acp:
-        turn = acp.prompt("echo something")
-    assert turn.stop_reason == "end_turn", turn.describe()
-    assert turn.requests_of("terminal/create") == [], turn.describe()
-    assert "reported back" in str(turn.tool_outputs), turn.describe()
+
+
+def _read_card(turn: PromptTurn) -> bool:
+    titles = [str(c.get("title", "")) for c in turn.tool_calls.values()]
+    return any(re.search(r"read_file: \S*README\.md", t) for t in titles)
+
+
+THE_READ_FILE_CARD = Case(
+    name="the read file card names the file",
+    files={"README.md": "# readme\n"},
+    script=Script(
+        turns=[
+            route(),
+            Turn(tool_calls=[ToolCall("read_file", {"path": "README.md"})]),
+            "Read it.",
+        ]
+    ),
+    steps=[
+        prompt("read the readme"),
+        acp_turn("a read_file card titled read_file: …README.md", _read_card, expect=True),
+    ],
+)
+
+
+# What GoLand and AionUi declare: file system, no terminal.
+_NO_TERMINAL = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False}
+
+NO_TERMINAL_CAPABILITY = Case(
+    name="without the terminal capability a shell command runs and reports its output",
+    script=_shell("echo", "reported back"),
+    steps=[
+        prompt(
+            "echo something",
+            permission="allow",
+            acp_capabilities=_NO_TERMINAL,
+            requests_lack=["terminal/create"],
+            tool_output_has=["reported back"],
+        )
+    ],
+    defect=(
+        "with clientCapabilities {fs: read+write, terminal: false} (what GoLand and AionUi "
+        "declare), a scripted local_shell `echo 'reported back'` under `contenox acp` ends "
+        "'failed' with _meta.error 'tool local_shell not found' and no output; jetbrains.md: "
+        '"`local_shell` runs the command and returns its output in the tool card. GoLand does '
+        "not advertise the ACP terminal capability, so the command is executed and reported "
+        'rather than embedded"; aionui.md says the same. (`contenox acp --help`: "a client '
+        'that grants neither is served neither".)'
+    ),
+)
 
 
 # function: the history is replayed by a second agent process on session/load,
@@ -183,22 +225,32 @@ def test_without_a_default_model_session_new_names_the_setting_to_fix(instance: 
     assert "default-model" in message, answer
 
 
-# function: it reads the telemetry log the docs send the user to, after the session.
-@defect(
-    "after `contenox config set telemetry-enabled true` and an ACP session (initialize, "
-    "session/new, a prompt served by the model), ~/.contenox/telemetry.log exists but is "
-    '0 bytes; zed.md/jetbrains.md: "Subsequent ACP sessions write structured operation '
-    "traces to `~/.contenox/telemetry.log` (chain steps, tool calls, model requests, session "
-    'updates sent to the IDE)"'
-)
-def test_with_telemetry_enabled_an_acp_session_writes_its_trace_to_telemetry_log(
-    instance: Instance,
-) -> None:
-    instance.init()
-    instance.use_script(Script(turns=[route(), "Hello."]))
-    instance.must("config", "set", "telemetry-enabled", "true")
-    with open_acp(instance) as acp:
-        acp.prompt("hello")
+def _telemetry_log(instance: Instance) -> dict[str, bool]:
     log = instance.home / ".contenox" / "telemetry.log"
-    assert log.exists(), "no ~/.contenox/telemetry.log after an ACP session with telemetry on"
-    assert log.read_text(encoding="utf-8", errors="replace").strip(), "telemetry.log is empty"
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return {"exists": log.exists(), "holds a trace": bool(text.strip())}
+
+
+TELEMETRY_LOG = Case(
+    name="with telemetry enabled an acp session writes its trace to telemetry log",
+    script=Script(turns=[route(), "Hello."]),
+    steps=[
+        step("config", "set", "telemetry-enabled", "true"),
+        prompt("hello", stop_reason=None),
+    ],
+    # Read once the editor closed the session: the trace is the session's.
+    probes=[
+        probe(
+            "~/.contenox/telemetry.log",
+            _telemetry_log,
+            expect={"exists": True, "holds a trace": True},
+        )
+    ],
+    defect=(
+        "after `contenox config set telemetry-enabled true` and an ACP session (initialize, "
+        "session/new, a prompt served by the model), ~/.contenox/telemetry.log exists but is "
+        '0 bytes; zed.md/jetbrains.md: "Subsequent ACP sessions write structured operation '
+        "traces to `~/.contenox/telemetry.log` (chain steps, tool calls, model requests, session "
+        'updates sent to the IDE)"'
+    ),
+)

@@ -19,10 +19,13 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    acp_turn,
     open_acp,
+    probe,
     probes,
     prompt,
     route,
+    step,
 )
 from harness.acp.turn import PromptTurn
 
@@ -67,63 +70,81 @@ A_ROUTE_TASK_S_OUTPUT_IS_NOT_NARRATED = Case(
 )
 
 
-def test_each_tool_invocation_renders_one_pending_card_then_one_final_update(
-    instance: Instance,
-) -> None:
-    # function: reads the order and ids of the session/update notifications
-    instance.init()
-    instance.use_script(ECHO_ONCE)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("echo it")
-
+def _cards(turn: PromptTurn) -> dict[str, object]:
+    """The call's cards as (kind, status), whether both name one call, and any task card."""
     updates = _tool_updates(turn)
-    assert [(kind, status) for kind, _, status in updates] == [
-        ("tool_call", "pending"),
-        ("tool_call_update", "completed"),
-    ], turn.describe()
-    assert updates[0][1] == updates[1][1], "the pending card and its result name other calls"
-    # The tool-bearing tasks (the agent turn, the tool runner) render no task card of
-    # their own: the only cards of the turn are the call's.
-    assert all(u.get("sessionUpdate") != "plan" for u in turn.updates), turn.describe()
+    return {
+        "cards": [f"{kind} {status}" for kind, _, status in updates],
+        "one call id": len({call for _, call, _ in updates}) == 1,
+        # The tool-bearing tasks (the agent turn, the tool runner) render no task card of
+        # their own: the only cards of the turn are the call's.
+        "plan updates": sum(1 for u in turn.updates if u.get("sessionUpdate") == "plan"),
+    }
 
 
-def test_a_reused_model_call_id_becomes_two_distinct_engine_call_ids(instance: Instance) -> None:
-    # function: reads the ids of the session/update notifications
-    instance.init()
-    instance.use_script(ECHO_TWICE)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("echo twice")
+ONE_PENDING_CARD_THEN_ONE_FINAL = Case(
+    name="each tool invocation renders one pending card then one final update",
+    script=ECHO_ONCE,
+    steps=[
+        prompt("echo it"),
+        acp_turn(
+            "the call's cards",
+            _cards,
+            expect={
+                "cards": ["tool_call pending", "tool_call_update completed"],
+                "one call id": True,
+                "plan updates": 0,
+            },
+        ),
+    ],
+)
 
+
+def _distinct_call_ids(turn: PromptTurn) -> dict[str, int]:
     ids = [call for kind, call, _ in _tool_updates(turn) if kind == "tool_call"]
-    assert len(ids) == 2, turn.describe()
-    assert ids[0] != ids[1], f"both invocations were addressed as {ids[0]}"
-    assert "Echoed both." in turn.text, turn.describe()
+    return {"tool_call cards": len(ids), "distinct ids": len(set(ids))}
 
 
-def test_a_usage_update_with_the_tokens_used_and_the_budget_precedes_the_model_s_reply(
-    instance: Instance,
-) -> None:
-    # function: reads the order of the session/update notifications
-    instance.init()
-    instance.use_script(ECHO_ONCE)
-    with open_acp(instance) as acp:
-        turn = acp.prompt("echo it")
+REUSED_CALL_ID = Case(
+    name="a reused model call id becomes two distinct engine call ids",
+    script=ECHO_TWICE,
+    steps=[
+        prompt("echo twice", text_has=["Echoed both."]),
+        acp_turn(
+            "the tool_call cards' ids",
+            _distinct_call_ids,
+            expect={"tool_call cards": 2, "distinct ids": 2},
+        ),
+    ],
+)
 
-    kinds = turn.update_kinds
-    first_reply = kinds.index("agent_message_chunk")
+
+def _usage_before_reply(turn: PromptTurn) -> bool:
+    """A usage_update with 0 < used < size arrived before the first reply chunk."""
+    first_reply = turn.update_kinds.index("agent_message_chunk")
     before: list[Mapping[str, object]] = [
         u for u in turn.updates[:first_reply] if u.get("sessionUpdate") == "usage_update"
     ]
-    assert any(
+    return any(
         isinstance(u.get("used"), int)
         and isinstance(u.get("size"), int)
         and 0 < u["used"] < u["size"]  # type: ignore[operator]
         for u in before
-    ), turn.describe()
+    )
 
 
+USAGE_BEFORE_REPLY = Case(
+    name="a usage update with the tokens used and the budget precedes the model s reply",
+    script=ECHO_ONCE,
+    steps=[
+        prompt("echo it"),
+        acp_turn("a usage_update before the reply", _usage_before_reply, expect=True),
+    ],
+)
+
+
+# function: the permission request is held open while another process reads the inbox
 def test_a_gated_call_s_ask_is_filed_under_the_engine_s_call_id(instance: Instance) -> None:
-    # function: the permission request is held open while another process reads the inbox
     instance.init()
     instance.use_script(ECHO_ONCE)
     with open_acp(instance, permission="defer") as acp:
@@ -140,37 +161,55 @@ def test_a_gated_call_s_ask_is_filed_under_the_engine_s_call_id(instance: Instan
     assert "Echoed." in turn.text, turn.describe()
 
 
-def test_every_captured_step_carries_its_chain_and_task_address(instance: Instance) -> None:
-    # function: reads every unit of the raw captured state
-    instance.init()
-    instance.use_script(WORKED_RUN)
-    instance.must("run", "--policy", "run", "report what you know")
+def _scopes(instance: Instance) -> dict[str, object]:
+    """Whether the first captured request has steps, and the steps whose scope is not its
+    ``{chain: run, task: <its task>}`` address."""
     [request, *_] = probes.captured_requests(instance)
-
     units = probes.captured_units(instance, request)
+    wrong = [
+        unit.raw.get("scope")
+        for unit in units
+        if unit.raw.get("scope") != {"chain": "run", "task": unit.task}
+    ]
+    return {"captured steps": bool(units), "steps with another address": wrong}
 
-    assert units, f"no captured step for {request}"
-    for unit in units:
-        assert unit.raw.get("scope") == {"chain": "run", "task": unit.task}, unit.raw
+
+EVERY_STEP_ADDRESSED = Case(
+    name="every captured step carries its chain and task address",
+    script=WORKED_RUN,
+    steps=[
+        step("run", "--policy", "run", "report what you know"),
+        probe(
+            "the captured steps' addresses",
+            _scopes,
+            expect={"captured steps": True, "steps with another address": []},
+        ),
+    ],
+)
 
 
-def test_the_calls_of_one_batch_render_in_the_model_s_call_order(instance: Instance) -> None:
-    # function: reads the order of the session/update notifications
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    text="Echoing three.",
-                    tool_calls=[ToolCall("echo", {"input": word}) for word in ("a", "b", "c")],
-                ),
-                "Echoed three.",
-            ]
-        )
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("echo three")
+def _pending_inputs(turn: PromptTurn) -> list[object]:
+    return [u.get("rawInput") for u in turn.updates_of("tool_call")]
 
-    pending = [u.get("rawInput") for u in turn.updates_of("tool_call")]
-    assert pending == [{"input": "a"}, {"input": "b"}, {"input": "c"}], turn.describe()
+
+BATCH_ORDER = Case(
+    name="the calls of one batch render in the model s call order",
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                text="Echoing three.",
+                tool_calls=[ToolCall("echo", {"input": word}) for word in ("a", "b", "c")],
+            ),
+            "Echoed three.",
+        ]
+    ),
+    steps=[
+        prompt("echo three"),
+        acp_turn(
+            "the pending cards' inputs",
+            _pending_inputs,
+            expect=[{"input": "a"}, {"input": "b"}, {"input": "c"}],
+        ),
+    ],
+)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dialogs import workspace_file
-from harness import Case, Instance, Probe, Script, probe, prompt, route, step, write
+from harness import Case, Instance, Probe, Script, edit, probe, prompt, route, step, write
 from harness.case import Action
 
 STALE_POLICY = json.dumps({"version": 1, "default_action": "approve", "rules": []})
@@ -124,19 +124,22 @@ RENDERS_ENVELOPES = Case(
 )
 
 
-# function: appends to the agents.toml that init seeds
-def test_an_envelope_added_after_init_is_rendered_by_the_next_run(instance: Instance) -> None:
-    instance.must("init")
-    toml = _global(instance) / "agents.toml"
-    toml.write_text(
-        toml.read_text(encoding="utf-8") + '\n[envelopes.mine]\nextends = "strict"\n',
-        encoding="utf-8",
-    )
-    rendered = _global(instance) / ".generated" / "hitl-policy-mine.json"
-    assert not rendered.exists()
-    # No model is configured, so the run itself fails; the render happens first.
-    instance.contenox("run", "--policy", "mine", "say hi", timeout=60)
-    assert rendered.is_file(), "the new envelope was not rendered by `contenox run`"
+def _rendered_mine(instance: Instance) -> bool:
+    return (_global(instance) / ".generated" / "hitl-policy-mine.json").is_file()
+
+
+AN_ENVELOPE_ADDED_AFTER_INIT = Case(
+    name="an envelope added after init is rendered by the next run",
+    init=False,
+    steps=[
+        step("init"),
+        edit("agents.toml", append='\n[envelopes.mine]\nextends = "strict"\n', under="contenox"),
+        probe("~/.contenox/.generated/hitl-policy-mine.json exists", _rendered_mine, expect=False),
+        # No model is configured, so the run itself fails; the render happens first.
+        step("run", "--policy", "mine", "say hi", timeout=60, exit_code=None),
+        probe("~/.contenox/.generated/hitl-policy-mine.json exists", _rendered_mine, expect=True),
+    ],
+)
 
 
 def _own_policy_after(*flags: str) -> list[Action]:
@@ -170,16 +173,34 @@ A_TOP_LEVEL_POLICY_SURVIVES_INIT_FORCE = Case(
 )
 
 
-# function: compares the workspace marker before and after the second init
-def test_a_second_init_keeps_the_marker_and_an_edited_seeded_file(instance: Instance) -> None:
-    instance.must("init")
-    first = _marker(instance.work)
-    edited = _global(instance) / "system" / "chain-fim-default.json"
-    edited.write_text('{"mine": true}\n', encoding="utf-8")
-    again = instance.must("init")
-    assert _marker(instance.work) == first
-    assert edited.read_text(encoding="utf-8") == '{"mine": true}\n'
-    assert "chain-fim-default.json already exists" in again.stdout, again.describe()
+def _marker_text(instance: Instance) -> str:
+    """The workspace marker, as written on disk (kept to compare after a later init)."""
+    return (instance.work / ".contenox" / "workspace.id").read_text(encoding="utf-8")
+
+
+def _marker_kept(before: str) -> Probe:
+    return probe(
+        "the workspace marker is unchanged",
+        lambda i, was: json.loads(_marker_text(i)) == json.loads(was),
+        before,
+        expect=True,
+    )
+
+
+_READ_THE_MARKER = probe("the workspace marker", _marker_text, capture="marker")
+
+A_SECOND_INIT_KEEPS_WHAT_IS_THERE = Case(
+    name="a second init keeps the marker and an edited seeded file",
+    init=False,
+    steps=[
+        step("init"),
+        _READ_THE_MARKER,
+        write("system/chain-fim-default.json", '{"mine": true}\n', home=True),
+        step("init", stdout_has=["chain-fim-default.json already exists"]),
+        _marker_kept("{marker}"),
+        _home_text("system/chain-fim-default.json", expect='{"mine": true}\n'),
+    ],
+)
 
 
 EDITED_FIM_CHAIN = "system/chain-fim-default.json"
@@ -269,27 +290,38 @@ INIT_LOCAL_SEEDS_THE_WORKSPACE = Case(
 )
 
 
-# function: copies a seeded file's bytes into the workspace after the first init
-def test_init_notes_a_workspace_copy_that_overrides_a_global_one_by_name(
-    instance: Instance,
-) -> None:
-    instance.must("init")
-    shipped = _global(instance) / "system" / "chain-compact-default.json"
-    (instance.work / ".contenox" / shipped.name).write_bytes(shipped.read_bytes())
-    again = instance.must("init")
-    assert f".contenox/{shipped.name} shadows this file" in again.stdout, again.describe()
+def _shipped_compact(instance: Instance) -> str:
+    return (_global(instance) / "system" / "chain-compact-default.json").read_text(encoding="utf-8")
 
 
-# function: compares the workspace marker before and after the nested init
-def test_init_in_a_subdirectory_reuses_the_ancestors_workspace(instance: Instance) -> None:
-    instance.must("init")
-    first = _marker(instance.work)
-    nested = instance.work / "pkg" / "deeper"
-    nested.mkdir(parents=True)
-    instance.must("init", cwd=nested)
-    assert not (nested / ".contenox").exists()
-    assert not (instance.work / "pkg" / ".contenox").exists()
-    assert _marker(instance.work) == first
+A_WORKSPACE_COPY_IS_NOTED = Case(
+    name="init notes a workspace copy that overrides a global one by name",
+    init=False,
+    steps=[
+        step("init"),
+        probe("the shipped chain-compact-default.json", _shipped_compact, capture="shipped"),
+        write(".contenox/chain-compact-default.json", "{shipped}"),
+        step("init", stdout_has=[".contenox/chain-compact-default.json shadows this file"]),
+    ],
+)
+
+
+def _no_marker_at(rel: str) -> Probe:
+    return _holds(f"no .contenox in {rel}", lambda i: not (i.work / rel / ".contenox").exists())
+
+
+NESTED_INIT_REUSES_THE_WORKSPACE = Case(
+    name="init in a subdirectory reuses the ancestors workspace",
+    init=False,
+    steps=[
+        step("init"),
+        _READ_THE_MARKER,
+        step("init", cwd="work/pkg/deeper"),
+        _no_marker_at("pkg/deeper"),
+        _no_marker_at("pkg"),
+        _marker_kept("{marker}"),
+    ],
+)
 
 
 INIT_PROJECT_MARKS_A_FRESH_WORKSPACE = Case(

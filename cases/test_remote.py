@@ -8,24 +8,34 @@ request — method, path, query, headers, body.
 from __future__ import annotations
 
 import json
+from typing import Any
 
-import pytest
-
-from harness import Case, Instance, Script, ToolCall, Turn, defect, mission_finish, step
-from harness.servers import HttpService, serve_http
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    mission_finish,
+    probe,
+    received,
+    remove,
+    satisfies,
+    step,
+    write,
+)
+from harness.case import Action, model_saw, open_envelope_step, serve
+from harness.servers import HttpService
 from harness.servers.http_service import LOGIN_COOKIE, LOGIN_TOKEN, OPENAPI
-from harness.servers.wiring import model_view, offered_roster, open_envelope, run_mission
+from harness.servers.wiring import OPEN_ENVELOPE, offered_roster
 
 # Loopback ports nothing listens on.
 NOWHERE = "http://127.0.0.1:9"
 ELSEWHERE = "http://127.0.0.1:10"
 DISCOVERED = ["alerts_get", "create_note", "forecast_tool", "get_private", "get_weather", "login"]
-
-
-def _service(instance: Instance, *flags: str, name: str = "svc") -> HttpService:
-    service = serve_http(instance)
-    instance.must("tools", "add", name, "--url", service.url, *flags)
-    return service
+# `tools show` lists a service's discovered tools in a different order each run: the
+# cases that print it opt out of the transcript comparison (Case(snapshot=False)).
+SUBSET = json.dumps({**OPENAPI, "paths": {"/weather": OPENAPI["paths"]["/weather"]}})
 
 
 def _call_then_finish(*calls: ToolCall) -> Script:
@@ -43,102 +53,146 @@ def _shown_tools(show: str) -> list[str]:
     return sorted(line.split()[0] for line in lines if line.strip())
 
 
-def _prepared(instance: Instance) -> None:
-    instance.init()
-    open_envelope(instance)
+def _tools_shown(instance: Instance, name: str) -> list[str]:
+    """The tools `tools show <name>` lists, sorted (it lists them in no stable order)."""
+    return _shown_tools(instance.must("tools", "show", name).stdout)
+
+
+def _shows(name: str, expect: object) -> Action:
+    return probe(f"tools {name} shows", _tools_shown, name, expect=expect)
+
+
+def _add(name: str, *flags: str, server: str = "svc", **expect: Any) -> Action:
+    """``tools add <name> --url {<server>_url} <flags>``."""
+    return step("tools", "add", name, "--url", f"{{{server}_url}}", *flags, **expect)
+
+
+def _run(task: str, **expect: Any) -> Action:
+    """``contenox run`` of ``task`` under the envelope where every tool runs unasked."""
+    return step("run", "--policy", OPEN_ENVELOPE, "--timeout", "90s", task, **expect)
+
+
+def _service_case(name: str, script: Script, add: Action, *after: Action, **case: Any) -> Case:
+    """The open envelope, the service started as ``svc`` and registered, then ``after``."""
+    return Case(
+        name=name,
+        script=script,
+        steps=[open_envelope_step(), serve("svc", "openapi"), add, *after],
+        **case,
+    )
+
+
+def _requests(service: HttpService) -> list[str]:
+    return [f"{r.method} {r.path}" for r in service.requests()]
 
 
 # ---------------------------------------------------------------- registration and inspection
 
-
-# function: needs a server the harness starts
-def test_tools_add_discovers_every_operation_of_the_services_openapi_json(
-    instance: Instance,
-) -> None:
-    service = serve_http(instance)
-
-    added = instance.must("tools", "add", "svc", "--url", service.url)
-
-    assert "6 tool(s) discovered" in added.stdout
-    assert [(r.method, r.path) for r in service.requests()][:1] == [("GET", "/openapi.json")]
-    assert service.url in instance.must("tools", "list").stdout
-
-
-# function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="`tools show` lists a service's discovered tools in a different order each run"
+TOOLS_ADD_DISCOVERS = Case(
+    name="tools add discovers every operation of the services openapi json",
+    init=False,
+    steps=[
+        serve("svc", "openapi"),
+        _add("svc", stdout_has=["6 tool(s) discovered"]),
+        received(
+            "svc",
+            "the first request",
+            lambda service: _requests(service)[:1],
+            expect=["GET /openapi.json"],
+        ),
+        step("tools", "list", stdout_has=["{svc_url}"]),
+    ],
 )
-def test_tools_show_lists_url_timeout_header_and_inject_keys_and_the_discovered_tools(
-    instance: Instance,
-) -> None:
-    service = _service(
-        instance, "--header", "X-Tenant: hdr-show-1181", "--inject", "tenant_id=inj-show-2292"
-    )
 
-    show = instance.must("tools", "show", "svc").stdout
-
-    assert f"URL:       {service.url}" in show and "Timeout:" in show
-    assert "X-Tenant" in show and "tenant_id" in show
-    assert "hdr-show-1181" not in show and "inj-show-2292" not in show
-    assert _shown_tools(show) == DISCOVERED
-
-
-# function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="`tools show` lists a service's discovered tools in a different order each run"
+TOOLS_SHOW_MASKS = Case(
+    name="tools show lists url timeout header and inject keys and the discovered tools",
+    init=False,
+    snapshot=False,  # tools show's order, see SUBSET
+    steps=[
+        serve("svc", "openapi"),
+        _add("svc", "--header", "X-Tenant: hdr-show-1181", "--inject", "tenant_id=inj-show-2292"),
+        step(
+            "tools",
+            "show",
+            "svc",
+            stdout_has=["URL:       {svc_url}", "Timeout:", "X-Tenant", "tenant_id"],
+            stdout_lacks=["hdr-show-1181", "inj-show-2292"],
+        ),
+        _shows("svc", DISCOVERED),
+    ],
 )
-def test_a_tool_is_named_by_operation_id_then_x_tool_name_then_path_and_method(
-    instance: Instance,
-) -> None:
-    _service(instance)
 
-    tools = _shown_tools(instance.must("tools", "show", "svc").stdout)
-
-    assert "get_weather" in tools  # operationId
-    assert "forecast_tool" in tools  # x-tool-name
-    assert "alerts_get" in tools  # GET /alerts: <last_path_segment>_<method>
-
-
-# function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="`tools show` lists a service's discovered tools in a different order each run"
+TOOL_NAMES = Case(
+    name="a tool is named by operation id then x tool name then path and method",
+    init=False,
+    snapshot=False,  # tools show's order, see SUBSET
+    steps=[
+        serve("svc", "openapi"),
+        _add("svc"),
+        probe(
+            "tools svc shows",
+            _tools_shown,
+            "svc",
+            # operationId, x-tool-name, GET /alerts: <last_path_segment>_<method>
+            expect=satisfies(
+                lambda tools: {"get_weather", "forecast_tool", "alerts_get"} <= set(tools),
+                "get_weather, forecast_tool and alerts_get among them",
+            ),
+        ),
+    ],
 )
-def test_health_readiness_and_metrics_paths_are_not_discovered(instance: Instance) -> None:
-    _service(instance)
 
-    show = instance.must("tools", "show", "svc").stdout
+PROBE_PATHS_EXCLUDED = Case(
+    name="health readiness and metrics paths are not discovered",
+    init=False,
+    snapshot=False,  # tools show's order, see SUBSET
+    steps=[
+        serve("svc", "openapi"),
+        _add("svc"),
+        step(
+            "tools",
+            "show",
+            "svc",
+            stdout_lacks=[
+                "probe_health",
+                "probe_healthz",
+                "probe_ready",
+                "probe_readyz",
+                "probe_metrics",
+            ],
+        ),
+    ],
+)
 
-    for excluded in (
-        "probe_health",
-        "probe_healthz",
-        "probe_ready",
-        "probe_readyz",
-        "probe_metrics",
-    ):
-        assert excluded not in show
+
+def _spec_file_kept(instance: Instance) -> bool:
+    return (instance.work / "subset.json").exists()
 
 
-# function: needs a server the harness starts
-def test_a_local_spec_file_replaces_the_discovered_document_while_calls_go_to_the_url(
-    instance: Instance,
-) -> None:
-    _prepared(instance)
-    subset = {**OPENAPI, "paths": {"/weather": OPENAPI["paths"]["/weather"]}}
-    spec = instance.write("subset.json", json.dumps(subset))
-    service = serve_http(instance)
-    instance.must("tools", "add", "legacy", "--url", service.url, "--spec", "./subset.json")
+def _weather_without_discovery(service: HttpService) -> dict[str, object]:
+    return {
+        "GET /openapi.json": len(service.requests_to("/openapi.json")),
+        "GET /weather queries": [
+            {k: list(v) for k, v in r.query.items()} for r in service.requests_to("/weather", "GET")
+        ],
+    }
 
-    show = instance.must("tools", "show", "legacy").stdout
-    assert _shown_tools(show) == ["get_weather"]
-    assert spec.exists()
 
-    run_mission(
-        instance, _call_then_finish(ToolCall("get_weather", {"city": "Oslo"})), "weather"
-    ).assert_success()
-    assert not service.requests_to("/openapi.json")
-    [call] = service.requests_to("/weather", "GET")
-    assert call.query["city"] == ("Oslo",)
-
+LOCAL_SPEC = _service_case(
+    "a local spec file replaces the discovered document while calls go to the url",
+    _call_then_finish(ToolCall("get_weather", {"city": "Oslo"})),
+    _add("legacy", "--spec", "./subset.json"),
+    _shows("legacy", ["get_weather"]),
+    probe("subset.json is still there", _spec_file_kept, expect=True),
+    _run("weather"),
+    received(
+        "svc",
+        "what the service received",
+        _weather_without_discovery,
+        expect={"GET /openapi.json": 0, "GET /weather queries": [{"city": ["Oslo"]}]},
+    ),
+    files={"subset.json": SUBSET},
+)
 
 TOOLS_ADD_REFUSES_A_MISSING_SPEC_FILE = Case(
     name="tools add refuses a local spec file that does not exist",
@@ -252,66 +306,68 @@ TOOLS_REMOVE = Case(
 )
 
 
-# function: needs a server the harness starts
-@pytest.mark.no_transcript(
-    reason="`tools show` lists a service's discovered tools in a different order each run"
+TOOLS_UPDATE_SPEC_EMPTY = Case(
+    name="tools update spec empty reverts to the services openapi json",
+    init=False,
+    snapshot=False,  # tools show's order, see SUBSET
+    files={"subset.json": SUBSET},
+    steps=[
+        serve("svc", "openapi"),
+        _add("legacy", "--spec", "./subset.json"),
+        _shows("legacy", ["get_weather"]),
+        step("tools", "update", "legacy", "--spec", ""),
+        _shows("legacy", DISCOVERED),
+    ],
 )
-def test_tools_update_spec_empty_reverts_to_the_services_openapi_json(
-    instance: Instance,
-) -> None:
-    subset = {**OPENAPI, "paths": {"/weather": OPENAPI["paths"]["/weather"]}}
-    instance.write("subset.json", json.dumps(subset))
-    service = serve_http(instance)
-    instance.must("tools", "add", "legacy", "--url", service.url, "--spec", "./subset.json")
-    assert _shown_tools(instance.must("tools", "show", "legacy").stdout) == ["get_weather"]
-
-    instance.must("tools", "update", "legacy", "--spec", "")
-
-    assert _shown_tools(instance.must("tools", "show", "legacy").stdout) == DISCOVERED
 
 
 # ---------------------------------------------------------------- what reaches the service
 
 
-# function: needs a server the harness starts
-def test_a_registered_header_arrives_on_every_call_and_is_never_shown_to_the_model(
-    instance: Instance,
-) -> None:
-    _prepared(instance)
-    service = _service(instance, "--header", "X-Tenant: hdr-remote-8812")
-
-    run_mission(
-        instance,
-        _call_then_finish(
-            ToolCall("get_weather", {"city": "Oslo"}), ToolCall("create_note", {"text": "hi"})
-        ),
-        "weather and a note",
-    ).assert_success()
-
+def _tenant_headers(service: HttpService) -> dict[str, object]:
     calls = service.requests_to("/weather") + service.requests_to("/notes")
-    assert len(calls) == 2
-    assert {c.headers.get("x-tenant") for c in calls} == {"hdr-remote-8812"}
-    assert "hdr-remote-8812" not in model_view(instance)
+    return {
+        "calls": len(calls),
+        "X-Tenant": sorted({c.headers.get("x-tenant", "(absent)") for c in calls}),
+    }
 
 
-# function: needs a server the harness starts
-def test_the_model_calls_a_remote_operation_by_its_tool_name_with_its_arguments(
-    instance: Instance,
-) -> None:
-    _prepared(instance)
-    service = _service(instance)
+HEADER_ON_EVERY_CALL = _service_case(
+    "a registered header arrives on every call and is never shown to the model",
+    _call_then_finish(
+        ToolCall("get_weather", {"city": "Oslo"}), ToolCall("create_note", {"text": "hi"})
+    ),
+    _add("svc", "--header", "X-Tenant: hdr-remote-8812"),
+    _run("weather and a note"),
+    received(
+        "svc",
+        "the tool calls' X-Tenant",
+        _tenant_headers,
+        expect={"calls": 2, "X-Tenant": ["hdr-remote-8812"]},
+    ),
+    model_saw("hdr-remote-8812", seen=False),
+)
 
-    run_mission(
-        instance,
-        _call_then_finish(ToolCall("create_note", {"text": "hello", "tenant_id": "t-9"})),
-        "note",
-    ).assert_success()
 
-    [call] = service.requests_to("/notes", "POST")
-    assert call.json() == {"text": "hello", "tenant_id": "t-9"}
-    assert '{"created":true,"text":"hello"}' in model_view(instance)
-    assert sorted(offered_roster(instance)["svc"]) == DISCOVERED
+def _note_bodies(service: HttpService) -> list[object]:
+    return [r.json() for r in service.requests_to("/notes", "POST")]
 
+
+def _offered_svc(instance: Instance) -> list[str]:
+    return sorted(offered_roster(instance)["svc"])
+
+
+BY_TOOL_NAME = _service_case(
+    "the model calls a remote operation by its tool name with its arguments",
+    _call_then_finish(ToolCall("create_note", {"text": "hello", "tenant_id": "t-9"})),
+    _add("svc"),
+    _run("note"),
+    received(
+        "svc", "POST /notes bodies", _note_bodies, expect=[{"text": "hello", "tenant_id": "t-9"}]
+    ),
+    model_saw('{"created":true,"text":"hello"}'),
+    probe("svc's tools offered", _offered_svc, expect=DISCOVERED),
+)
 
 _INJECT_IGNORED = (
     "`tools add svc --url <service> --inject tenant_id=inj-acme-42`, then a run whose model "
@@ -322,113 +378,127 @@ _INJECT_IGNORED = (
 )
 
 
-@defect(_INJECT_IGNORED)
-# function: needs a server the harness starts
-def test_an_injected_argument_reaches_every_call(instance: Instance) -> None:
-    _prepared(instance)
-    service = _service(instance, "--inject", "tenant_id=inj-remote-5501")
-
-    run_mission(
-        instance,
-        _call_then_finish(
-            ToolCall("get_weather", {"city": "Bergen"}), ToolCall("create_note", {"text": "hi"})
-        ),
-        "weather and a note",
-    ).assert_success()
-
-    [weather] = service.requests_to("/weather")
-    [note] = service.requests_to("/notes")
-    assert weather.query.get("tenant_id") == ("inj-remote-5501",), service.describe()
-    assert note.json().get("tenant_id") == "inj-remote-5501", service.describe()
+def _tenants(service: HttpService) -> dict[str, list[object]]:
+    """tenant_id as each GET /weather (its query) and POST /notes (its body) carried it."""
+    return {
+        "GET /weather": [
+            list(r.query.get("tenant_id", ())) for r in service.requests_to("/weather")
+        ],
+        "POST /notes": [r.json().get("tenant_id") for r in service.requests_to("/notes")],
+    }
 
 
-@defect(_INJECT_IGNORED)
-# function: needs a server the harness starts
-def test_an_injected_argument_wins_over_the_models_value(instance: Instance) -> None:
-    _prepared(instance)
-    service = _service(instance, "--inject", "tenant_id=inj-remote-5502")
-
-    run_mission(
-        instance,
-        _call_then_finish(ToolCall("create_note", {"text": "hi", "tenant_id": "model-tenant"})),
-        "note",
-    ).assert_success()
-
-    [note] = service.requests_to("/notes")
-    assert note.json()["tenant_id"] == "inj-remote-5502", service.describe()
-
-
-# function: needs a server the harness starts
-def test_an_injected_value_is_never_shown_to_the_model(instance: Instance) -> None:
-    _prepared(instance)
-    _service(instance, "--inject", "tenant_id=inj-remote-5503")
-
-    run_mission(
-        instance, _call_then_finish(ToolCall("get_weather", {"city": "Oslo"})), "weather"
-    ).assert_success()
-
-    assert "inj-remote-5503" not in model_view(instance)
+INJECT_EVERY_CALL = _service_case(
+    "an injected argument reaches every call",
+    _call_then_finish(
+        ToolCall("get_weather", {"city": "Bergen"}), ToolCall("create_note", {"text": "hi"})
+    ),
+    _add("svc", "--inject", "tenant_id=inj-remote-5501"),
+    _run("weather and a note"),
+    received(
+        "svc",
+        "tenant_id per call",
+        _tenants,
+        expect={"GET /weather": [["inj-remote-5501"]], "POST /notes": ["inj-remote-5501"]},
+    ),
+    defect=_INJECT_IGNORED,
+)
 
 
-# function: needs a server the harness starts
-def test_a_401_logs_in_with_the_cookie_flow_retries_and_persists_the_cookie(
-    instance: Instance,
-) -> None:
-    _prepared(instance)
-    service = serve_http(instance)
-    instance.must(
-        "tools",
-        "add",
+def _note_tenants(service: HttpService) -> list[object]:
+    return [r.json().get("tenant_id") for r in service.requests_to("/notes")]
+
+
+INJECT_WINS = _service_case(
+    "an injected argument wins over the models value",
+    _call_then_finish(ToolCall("create_note", {"text": "hi", "tenant_id": "model-tenant"})),
+    _add("svc", "--inject", "tenant_id=inj-remote-5502"),
+    _run("note"),
+    received("svc", "POST /notes tenant_id", _note_tenants, expect=["inj-remote-5502"]),
+    defect=_INJECT_IGNORED,
+)
+
+INJECT_NEVER_SHOWN = _service_case(
+    "an injected value is never shown to the model",
+    _call_then_finish(ToolCall("get_weather", {"city": "Oslo"})),
+    _add("svc", "--inject", "tenant_id=inj-remote-5503"),
+    _run("weather"),
+    model_saw("inj-remote-5503", seen=False),
+)
+
+_CREDS = {"E2E_ERP_USER": "alice", "E2E_ERP_PASS": "pw-7731"}
+
+
+def _login_flow(service: HttpService) -> dict[str, object]:
+    """The calls after discovery, the login body, and whether the retry carried the cookie."""
+    private = service.requests_to("/private")
+    return {
+        "requests": [x for x in _requests(service) if x != "GET /openapi.json"],
+        "login bodies": [r.json() for r in service.requests_to("/login")],
+        "the retry carries the cookie": bool(private)
+        and f"sid={LOGIN_COOKIE}" in private[-1].headers.get("cookie", ""),
+    }
+
+
+def _second_command(service: HttpService) -> dict[str, object]:
+    """The /private and /login requests after the first command's three."""
+    later = [r for r in service.requests() if r.path in ("/private", "/login")][3:]
+    return {
+        "requests": [f"{r.method} {r.path}" for r in later],
+        "the first carries the cookie": bool(later)
+        and f"sid={LOGIN_COOKIE}" in later[0].headers.get("cookie", ""),
+    }
+
+
+COOKIE_LOGIN = _service_case(
+    "a 401 logs in with the cookie flow retries and persists the cookie",
+    _call_then_finish(ToolCall("get_private", {})),
+    _add(
         "erp",
-        "--url",
-        service.url,
         "--auth-login-url",
-        f"{service.url}/login",
+        "{svc_url}/login",
         "--auth-login-body",
         '{"usr":"${E2E_ERP_USER}","pwd":"${E2E_ERP_PASS}"}',
         "--auth-extract-cookie",
         "sid",
         "--auth-inject-header",
         "Cookie",
-    )
-    instance.use_script(_call_then_finish(ToolCall("get_private", {})))
-    creds = {"E2E_ERP_USER": "alice", "E2E_ERP_PASS": "pw-7731"}
-
-    instance.contenox(
-        "run", "--policy", "e2e_open", "--timeout", "90s", "private", env=creds
-    ).assert_success()
-
-    paths = [(r.method, r.path) for r in service.requests() if r.path != "/openapi.json"]
-    assert paths == [("GET", "/private"), ("POST", "/login"), ("GET", "/private")], (
-        service.describe()
-    )
-    [login] = service.requests_to("/login")
-    assert login.json() == {"usr": "alice", "pwd": "pw-7731"}
-    retried = service.requests_to("/private")[-1]
-    assert f"sid={LOGIN_COOKIE}" in retried.headers.get("cookie", "")
-    assert '"secret_area":"welcome"' in model_view(instance)
-
+    ),
+    _run("private", env=_CREDS),
+    received(
+        "svc",
+        "the first command",
+        _login_flow,
+        expect={
+            "requests": ["GET /private", "POST /login", "GET /private"],
+            "login bodies": [{"usr": "alice", "pwd": "pw-7731"}],
+            "the retry carries the cookie": True,
+        },
+    ),
+    model_saw('"secret_area":"welcome"'),
     # The token was persisted: the next command's first call is already logged in.
-    instance.must("run", "--policy", "e2e_open", "--timeout", "90s", "private again", env=creds)
-    later = [r for r in service.requests() if r.path in ("/private", "/login")][3:]
-    assert [(r.method, r.path) for r in later] == [("GET", "/private")], service.describe()
-    assert f"sid={LOGIN_COOKIE}" in later[0].headers.get("cookie", "")
+    _run("private again", env=_CREDS),
+    received(
+        "svc",
+        "the second command",
+        _second_command,
+        expect={"requests": ["GET /private"], "the first carries the cookie": True},
+    ),
+)
 
 
-# function: needs a server the harness starts
-def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header(
-    instance: Instance,
-) -> None:
-    _prepared(instance)
-    service = serve_http(instance)
-    instance.must(
-        "tools",
-        "add",
+def _retry_authorization(service: HttpService) -> str | None:
+    private = service.requests_to("/private")
+    return private[-1].headers.get("authorization") if private else None
+
+
+TOKEN_LOGIN = _service_case(
+    "a 401 logs in with the json token flow and retries with a bearer header",
+    _call_then_finish(ToolCall("get_private", {})),
+    _add(
         "myapi",
-        "--url",
-        service.url,
         "--auth-login-url",
-        f"{service.url}/login",
+        "{svc_url}/login",
         "--auth-login-body",
         '{"username":"bob"}',
         "--auth-extract-jsonpath",
@@ -437,74 +507,63 @@ def test_a_401_logs_in_with_the_json_token_flow_and_retries_with_a_bearer_header
         "Authorization",
         "--auth-inject-format",
         "Bearer %s",
-    )
-
-    run_mission(
-        instance, _call_then_finish(ToolCall("get_private", {})), "private"
-    ).assert_success()
-
-    retried = service.requests_to("/private")[-1]
-    assert retried.headers.get("authorization") == f"Bearer {LOGIN_TOKEN}", service.describe()
-    assert '"secret_area":"welcome"' in model_view(instance)
-
-
-# function: needs a server the harness starts
-def test_an_agent_declaration_brings_a_service_scoped_to_it_and_retires_it_when_deleted(
-    instance: Instance,
-) -> None:
-    service = serve_http(instance)
-    instance.init()
-    declaration = instance.home / ".contenox" / "agents" / "biller.md"
-    declaration.write_text(
-        "---\nname: biller\ndescription: An e2e agent that brings its own services\n"
-        f"remoteTools:\n  billing:\n    url: {service.url}\n"
-        f"mcpServers:\n  ledger:\n    type: http\n    url: {NOWHERE}/mcp\n"
-        "---\n\nYou bill.\n",
-        encoding="utf-8",
-    )
-
-    instance.must("agent", "list")
-    tools = instance.must("tools", "list").stdout
-    mcp = instance.must("mcp", "list").stdout
-    assert "billing" in tools and "declaration" in tools, tools
-    assert "ledger" in mcp and "declaration" in mcp, mcp
-
-    declaration.unlink()
-    instance.must("agent", "list")
-    assert "billing" not in instance.must("tools", "list").stdout
-    assert "ledger" not in instance.must("mcp", "list").stdout
-
-
-@defect(
-    "`tools add intranet --url https://127.0.0.1:<port> --insecure-skip-tls-verify` against "
-    "the harness service with a fresh self-signed certificate prints 'could not reach "
-    "endpoint to count tools', and `tools show intranet` says 'TLS Verify:Skip' beside 'Tools: "
-    '(could not reach endpoint: … Get "https://127.0.0.1:<port>/openapi.json": tls: failed to '
-    "verify certificate: x509: certificate signed by unknown authority)' — the same as without "
-    "the flag. remote.md: '`--insecure-skip-tls-verify` disables TLS certificate verification "
-    "entirely'"
+    ),
+    _run("private"),
+    received(
+        "svc", "the retry's Authorization", _retry_authorization, expect=f"Bearer {LOGIN_TOKEN}"
+    ),
+    model_saw('"secret_area":"welcome"'),
 )
-# function: needs a server the harness starts
-def test_insecure_skip_tls_verify_reaches_a_service_with_a_self_signed_certificate(
-    instance: Instance,
-) -> None:
-    service = serve_http(instance, tls=True)
-
-    added = instance.must(
-        "tools", "add", "intranet", "--url", service.url, "--insecure-skip-tls-verify"
-    )
-
-    assert "6 tool(s) discovered" in added.stdout
-    assert _shown_tools(instance.must("tools", "show", "intranet").stdout) == DISCOVERED
 
 
-# function: needs a server the harness starts
-def test_without_insecure_skip_tls_verify_a_self_signed_service_is_refused(
-    instance: Instance,
-) -> None:
-    service = serve_http(instance, tls=True)
+DECLARATION_BRINGS_AND_RETIRES = Case(
+    name="an agent declaration brings a service scoped to it and retires it when deleted",
+    steps=[
+        serve("svc", "openapi"),
+        write(
+            "agents/biller.md",
+            "---\nname: biller\ndescription: An e2e agent that brings its own services\n"
+            "remoteTools:\n  billing:\n    url: {svc_url}\n"
+            f"mcpServers:\n  ledger:\n    type: http\n    url: {NOWHERE}/mcp\n"
+            "---\n\nYou bill.\n",
+            home=True,
+        ),
+        step("agent", "list"),
+        step("tools", "list", stdout_has=["billing", "declaration"]),
+        step("mcp", "list", stdout_has=["ledger", "declaration"]),
+        remove("agents/biller.md", under="contenox"),
+        step("agent", "list"),
+        step("tools", "list", stdout_lacks=["billing"]),
+        step("mcp", "list", stdout_lacks=["ledger"]),
+    ],
+)
 
-    added = instance.must("tools", "add", "strict", "--url", service.url)
 
-    assert "could not reach endpoint" in added.stdout
-    assert "certificate" in instance.must("tools", "show", "strict").stdout
+SKIP_TLS_VERIFY = Case(
+    name="insecure skip tls verify reaches a service with a self signed certificate",
+    init=False,
+    steps=[
+        serve("svc", "openapi", tls=True),
+        _add("intranet", "--insecure-skip-tls-verify", stdout_has=["6 tool(s) discovered"]),
+        _shows("intranet", DISCOVERED),
+    ],
+    defect=(
+        "`tools add intranet --url https://127.0.0.1:<port> --insecure-skip-tls-verify` against "
+        "the harness service with a fresh self-signed certificate prints 'could not reach "
+        "endpoint to count tools', and `tools show intranet` says 'TLS Verify:Skip' beside "
+        '\'Tools: (could not reach endpoint: … Get "https://127.0.0.1:<port>/openapi.json": '
+        "tls: failed to verify certificate: x509: certificate signed by unknown authority)' — "
+        "the same as without the flag. remote.md: '`--insecure-skip-tls-verify` disables TLS "
+        "certificate verification entirely'"
+    ),
+)
+
+SELF_SIGNED_REFUSED = Case(
+    name="without insecure skip tls verify a self signed service is refused",
+    init=False,
+    steps=[
+        serve("svc", "openapi", tls=True),
+        _add("strict", stdout_has=["could not reach endpoint"]),
+        step("tools", "show", "strict", stdout_has=["certificate"]),
+    ],
+)

@@ -26,6 +26,7 @@ from harness import (
     ToolCall,
     Turn,
     Usage,
+    acp_turn,
     group,
     mission_finish,
     mission_report,
@@ -38,6 +39,7 @@ from harness import (
     step,
     write,
 )
+from harness.acp.turn import PromptTurn
 from harness.probes import (
     approvals,
     await_approval,
@@ -152,18 +154,34 @@ CONTEXT_LENGTH_DEFAULTS_TO_32768 = Case(
 )
 
 
-# function: it checks the prompt's JSON-RPC error, which prompt() does not expose.
-def test_acp_refuses_a_request_that_needs_more_than_the_context_length(
-    instance: Instance,
-) -> None:
-    _scripted(instance, Script(context_length=50, turns=[route(), "this must not be served"]))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("hello " * 50)
+def _refusal(turn: PromptTurn) -> dict[str, object]:
+    """Whether the prompt failed with the context-length refusal, and whether text arrived."""
+    message = str((turn.error or {}).get("message")) if turn.error is not None else None
+    return {
+        "refused": message is not None,
+        "names the context length": message is not None
+        and "exceeds context length" in message
+        and "> 50" in message,
+        "served the scripted reply": "this must not be served" in turn.text,
+    }
 
-    assert turn.error is not None, turn.describe()
-    assert "exceeds context length" in str(turn.error["message"]), turn.describe()
-    assert "> 50" in str(turn.error["message"]), turn.describe()
-    assert "this must not be served" not in turn.text, turn.describe()
+
+ACP_REFUSES_WHAT_EXCEEDS_THE_CONTEXT = Case(
+    name="acp refuses a request that needs more than the context length",
+    script=Script(context_length=50, turns=[route(), "this must not be served"]),
+    steps=[
+        prompt("hello " * 50, stop_reason=None),
+        acp_turn(
+            "the prompt's error",
+            _refusal,
+            expect={
+                "refused": True,
+                "names the context length": True,
+                "served the scripted reply": False,
+            },
+        ),
+    ],
+)
 
 
 CHAT_REFUSES_WHAT_EXCEEDS_THE_CONTEXT = Case(
@@ -254,29 +272,36 @@ CHAT_FALSE_IS_REFUSED = Case(
 # --------------------------------------------------------------------------- turn fields
 
 
-# function: it counts the turn's message chunks, which prompt() does not expose.
-def test_a_turns_text_is_streamed_in_several_chunks(instance: Instance) -> None:
-    text = "Here is a reply long enough to arrive in several pieces."
-    _scripted(instance, Script(turns=[route(), text]))
-    with open_acp(instance) as acp:
-        turn = acp.prompt("hello")
+_LONG_ENOUGH = "Here is a reply long enough to arrive in several pieces."
 
-    chunks = turn.updates_of("agent_message_chunk")
-    assert len(chunks) > 1, f"the text arrived in {len(chunks)} chunk(s)\n{turn.describe()}"
-    assert turn.text == text, turn.describe()
+STREAMED_IN_CHUNKS = Case(
+    name="a turns text is streamed in several chunks",
+    script=Script(turns=[route(), _LONG_ENOUGH]),
+    steps=[
+        prompt("hello"),
+        acp_turn(
+            "the reply",
+            lambda turn: {
+                "several chunks": len(turn.updates_of("agent_message_chunk")) > 1,
+                "text": turn.text,
+            },
+            expect={"several chunks": True, "text": _LONG_ENOUGH},
+        ),
+    ],
+)
 
-
-# function: it checks the thought channel of the turn, which prompt() does not expose.
-def test_thinking_arrives_on_the_thinking_channel_not_in_the_reply(instance: Instance) -> None:
-    _scripted(
-        instance,
-        Script(turns=[route(), Turn(text="The visible answer.", thinking="A private trace.")]),
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("hello")
-
-    assert turn.thoughts == "A private trace.", turn.describe()
-    assert turn.text == "The visible answer.", turn.describe()
+THINKING_ON_ITS_CHANNEL = Case(
+    name="thinking arrives on the thinking channel not in the reply",
+    script=Script(turns=[route(), Turn(text="The visible answer.", thinking="A private trace.")]),
+    steps=[
+        prompt("hello"),
+        acp_turn(
+            "the channels",
+            lambda turn: {"thoughts": turn.thoughts, "text": turn.text},
+            expect={"thoughts": "A private trace.", "text": "The visible answer."},
+        ),
+    ],
+)
 
 
 def _model_turns_of_the_run(instance: Instance) -> list[Mapping[str, Any]]:
@@ -316,30 +341,44 @@ THINKING_IS_NEVER_SENT_BACK = Case(
 )
 
 
-# function: it checks each tool call's id and final status; prompt() exposes neither.
-def test_a_tool_call_without_an_id_gets_a_generated_one(instance: Instance) -> None:
-    instance.write("notes.txt", "n\n")
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    tool_calls=[
-                        ToolCall("read_file", {"path": "notes.txt"}),
-                        ToolCall("read_file", {"path": "notes.txt", "force": True}),
-                    ]
-                ),
-                "Done.",
-            ]
-        ),
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("read twice")
-
+def _call_statuses(turn: PromptTurn) -> dict[str, object]:
+    """How many tool calls the turn carried, whether each has an id, and their final statuses."""
     ids = list(turn.tool_calls)
-    assert len(ids) == 2 and all(ids), turn.describe()
-    assert all(turn.tool_calls[i].get("status") == "completed" for i in ids), turn.describe()
+    return {
+        "calls": len(ids),
+        "every call has an id": all(ids),
+        "statuses": [turn.tool_calls[i].get("status") for i in ids],
+    }
+
+
+GENERATED_CALL_IDS = Case(
+    name="a tool call without an id gets a generated one",
+    files={"notes.txt": "n\n"},
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                tool_calls=[
+                    ToolCall("read_file", {"path": "notes.txt"}),
+                    ToolCall("read_file", {"path": "notes.txt", "force": True}),
+                ]
+            ),
+            "Done.",
+        ]
+    ),
+    steps=[
+        prompt("read twice"),
+        acp_turn(
+            "the tool calls",
+            _call_statuses,
+            expect={
+                "calls": 2,
+                "every call has an id": True,
+                "statuses": ["completed", "completed"],
+            },
+        ),
+    ],
+)
 
 
 ARGUMENTS_AS_A_JSON_STRING_ARE_PARSED = Case(
@@ -352,27 +391,41 @@ ARGUMENTS_AS_A_JSON_STRING_ARE_PARSED = Case(
 )
 
 
-# function: it checks one tool call's final status, which prompt() does not expose.
-def test_malformed_tool_arguments_reach_the_engine_as_raw_text(instance: Instance) -> None:
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                route(),
-                Turn(tool_calls=[ToolCall("read_file", '{"path": "notes.txt"')]),
-                # The prompt ends in the unmarshal error: nothing asks for this one.
-                Turn(text="x", optional=True),
-            ]
-        ),
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("read")
-
-    [call] = turn.tool_calls.values()
-    assert call.get("status") == "failed", turn.describe()
-    assert turn.paths_read == [], turn.describe()
+def _malformed(turn: PromptTurn) -> dict[str, object]:
+    """The one call's status, the paths read, and whether the error names the unmarshal."""
     message = str((turn.error or {}).get("message"))
-    assert "failed to unmarshal tool arguments for local_fs.read_file" in message, turn.describe()
+    return {
+        "statuses": [call.get("status") for call in turn.tool_calls.values()],
+        "paths read": turn.paths_read,
+        "the error names the unmarshal": (
+            "failed to unmarshal tool arguments for local_fs.read_file" in message
+        ),
+    }
+
+
+MALFORMED_ARGUMENTS = Case(
+    name="malformed tool arguments reach the engine as raw text",
+    script=Script(
+        turns=[
+            route(),
+            Turn(tool_calls=[ToolCall("read_file", '{"path": "notes.txt"')]),
+            # The prompt ends in the unmarshal error: nothing asks for this one.
+            Turn(text="x", optional=True),
+        ]
+    ),
+    steps=[
+        prompt("read", stop_reason=None),
+        acp_turn(
+            "the malformed call",
+            _malformed,
+            expect={
+                "statuses": ["failed"],
+                "paths read": [],
+                "the error names the unmarshal": True,
+            },
+        ),
+    ],
+)
 
 
 READING_THE_NOTES = Script(
@@ -717,22 +770,34 @@ def test_two_sessions_in_one_process_share_the_cursor(instance: Instance) -> Non
     assert second.text == "second's turn", second.describe()
 
 
-# function: it checks a tool call's final status and error; prompt() exposes neither.
-def test_a_different_branch_still_gets_the_next_turn(instance: Instance) -> None:
-    _scripted(
-        instance,
-        Script(
-            turns=[
-                route(),
-                Turn(text="Trying. ", tool_calls=[ToolCall("no_such_tool", {})]),
-                "served anyway",
-            ]
-        ),
-    )
-    with open_acp(instance) as acp:
-        turn = acp.prompt("anything")
+def _failed_call(turn: PromptTurn) -> dict[str, object]:
+    calls = list(turn.tool_calls.values())
+    return {
+        "statuses": [call.get("status") for call in calls],
+        "says not found": any("tool no_such_tool not found" in json.dumps(c) for c in calls),
+        "the reply ends with": turn.text[-len("served anyway") :],
+    }
 
-    [call] = turn.tool_calls.values()
-    assert call.get("status") == "failed", turn.describe()
-    assert "tool no_such_tool not found" in json.dumps(call), turn.describe()
-    assert turn.text.endswith("served anyway"), turn.describe()
+
+A_DIFFERENT_BRANCH = Case(
+    name="a different branch still gets the next turn",
+    script=Script(
+        turns=[
+            route(),
+            Turn(text="Trying. ", tool_calls=[ToolCall("no_such_tool", {})]),
+            "served anyway",
+        ]
+    ),
+    steps=[
+        prompt("anything"),
+        acp_turn(
+            "the failed call",
+            _failed_call,
+            expect={
+                "statuses": ["failed"],
+                "says not found": True,
+                "the reply ends with": "served anyway",
+            },
+        ),
+    ],
+)

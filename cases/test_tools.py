@@ -28,16 +28,23 @@ from harness import (
     Script,
     ToolCall,
     Turn,
-    defect,
+    acp_turn,
     edit,
+    link,
     mission_finish,
     probe,
     probes,
+    prompt,
+    received,
+    route,
+    satisfies,
+    serve,
     step,
     write,
 )
-from harness.case import Action, Edit, Probe
-from harness.servers import McpServer, read_mcp_records, stdio_command
+from harness.acp.turn import PromptTurn
+from harness.case import Action, Edit, Probe, model_saw
+from harness.servers import HttpService, McpServer, read_mcp_records, stdio_command
 from harness.servers.wiring import (
     OPEN_ENVELOPE,
     model_view,
@@ -128,16 +135,6 @@ def _envelope_step(name: str, body: str) -> Edit:
 _OPEN = _envelope_step(OPEN_ENVELOPE, 'default_action = "allow"')
 
 
-def _model_saw(text: str, seen: bool = True) -> Probe:
-    """Whether the model was sent ``text`` (its whole captured state, ``state show --raw``)."""
-
-    def read(instance: Instance) -> bool:
-        return text in model_view(instance)
-
-    what = "the model saw" if seen else "the model never saw"
-    return probe(f"{what} {text!r}", read, expect=seen)
-
-
 def _mission(
     script: Script,
     task: str,
@@ -145,17 +142,19 @@ def _mission(
     envelope: Edit = _OPEN,
     policy: str = OPEN_ENVELOPE,
     exit_code: int | None = None,
+    before: Sequence[Action] = (),
     **case: Any,
 ) -> Case:
-    """``envelope`` appended, then one ``run --policy <policy> <task>``, then ``after``."""
+    """``envelope`` appended, ``before``, then one ``run --policy <policy> <task>``, then
+    ``after``."""
     run = step("run", "--policy", policy, "--timeout", "90s", task, exit_code=exit_code)
-    return Case(script=script, steps=[envelope, run, *after], **case)
+    return Case(script=script, steps=[envelope, *before, run, *after], **case)
 
 
 READ_INSIDE = _mission(
     _touch(ToolCall("read_file", {"path": "inside.txt"})),
     "touch the files",
-    _model_saw("inside-content-2291"),
+    model_saw("inside-content-2291"),
     name="read_file inside the workspace returns its content",
     files={"inside.txt": "inside-content-2291\n"},
 )
@@ -176,7 +175,7 @@ WRITE_OUTSIDE = _mission(
 DENIED_SUBSTRING = _mission(
     _touch(ToolCall("read_file", {"path": "node_modules/pkg/index.js"})),
     "touch the files",
-    _model_saw("denied-content-8813", seen=False),
+    model_saw("denied-content-8813", seen=False),
     name="read_file refuses a denied path substring",
     files={"node_modules/pkg/index.js": "denied-content-8813\n"},
 )
@@ -192,7 +191,7 @@ UNREAD_OVERWRITE = _mission(
 LOCAL_SHELL_NOT_FOUND = _mission(
     _touch(ToolCall("local_shell", {"command": "echo", "args": ["from-the-shell-6612"]})),
     "touch the files",
-    _model_saw("tool local_shell not found"),
+    model_saw("tool local_shell not found"),
     name="under run a local_shell call comes back not found",
     defect=(
         "`contenox run --policy <allow-all envelope>` with a scripted local_shell "
@@ -223,7 +222,7 @@ LOCAL_FS_FIVE = _mission(
 SHELL_OUTSIDE_ALLOWED = _mission(
     _touch(ToolCall("local_shell", {"command": "id"})),
     "touch the files",
-    _model_saw("uid=", seen=False),
+    model_saw("uid=", seen=False),
     name="local_shell refuses a command outside the allowed commands",
 )
 
@@ -257,7 +256,7 @@ EDIT_REPLACE_ALL = _mission(
 READ_DENIED = _mission(
     _finish(ToolCall("read_file", {"path": "inside.txt"})),
     "read",
-    _model_saw("inside-content-5530", seen=False),
+    model_saw("inside-content-5530", seen=False),
     name="files.read deny in the envelope refuses read_file",
     files={"inside.txt": "inside-content-5530\n"},
     envelope=_envelope_step("e2e_noread", 'default_action = "allow"\nfiles.read = "deny"'),
@@ -342,26 +341,31 @@ def test_read_file_refuses_a_path_outside_the_workspace(instance: Instance, path
     assert SECRET not in seen
 
 
-# function: makes a symlink in the workspace (no step makes one)
-def test_read_file_refuses_a_link_in_the_workspace_that_points_outside_it(
-    instance: Instance,
-) -> None:
-    (instance.work / "link.txt").symlink_to(instance.root / "outside.txt")
-
-    seen = _file_run(instance, ToolCall("read_file", {"path": "link.txt"}))
-
-    assert SECRET not in seen
+def _home_file(instance: Instance, name: str) -> bool:
+    """Whether ``name`` exists in the scratch $HOME, outside the workspace."""
+    return (instance.home / name).exists()
 
 
-# function: makes a symlink in the workspace (no step makes one)
-def test_write_file_refuses_to_write_through_a_link_that_points_outside(
-    instance: Instance,
-) -> None:
-    (instance.work / "out").symlink_to(instance.root)
+# The secret, planted outside the workspace (in the scratch $HOME) for the link cases.
+_SECRET_AT_HOME = edit("outside.txt", append=SECRET + "\n", under="home")
 
-    _file_run(instance, ToolCall("write_file", {"path": "out/escaped.txt", "content": "escaped"}))
+LINK_READ = _mission(
+    _touch(ToolCall("read_file", {"path": "link.txt"})),
+    "touch the files",
+    model_saw(SECRET, seen=False),
+    name="read_file refuses a link in the workspace that points outside it",
+    before=[_SECRET_AT_HOME, link("link.txt", "{home}/outside.txt")],
+    exit_code=None,
+)
 
-    assert not (instance.root / "escaped.txt").exists()
+LINK_WRITE = _mission(
+    _touch(ToolCall("write_file", {"path": "out/escaped.txt", "content": "escaped"})),
+    "touch the files",
+    probe("escaped.txt outside the workspace", _home_file, "escaped.txt", expect=False),
+    name="write_file refuses to write through a link that points outside",
+    before=[link("out", "{home}")],
+    exit_code=None,
+)
 
 
 def _chain_case(
@@ -429,7 +433,7 @@ NO_ALLOWLIST = [
         _chain(tools),
         [_ADD],
         probe("the manifest offered", _roster, expect={}),
-        _model_saw("tool add not found"),
+        model_saw("tool add not found"),
         _server_got([]),
     )
     for variant, tools in (("absent", ABSENT), ("null", None), ("empty", []))
@@ -445,7 +449,7 @@ NAMED_ALLOWLIST = _chain_case(
     [_ADD, ToolCall("echo", {"text": "x"})],
     _offered("nothing but rec offered", lambda roster: set(roster) <= {"rec"}),
     _server_got(["add"]),
-    _model_saw("tool echo not found"),
+    model_saw("tool echo not found"),
 )
 
 # `rec` itself is sometimes missing from the manifest (see the named-allowlist
@@ -472,7 +476,7 @@ EXCLUSION_WINS = [
             "rec not offered, native-echo offered",
             lambda roster: "rec" not in roster and "native-echo" in roster,
         ),
-        _model_saw("tool add not found"),
+        model_saw("tool add not found"),
         _server_got([]),
     )
     for variant, tools in (("exclusion after", ["*", "!rec"]), ("exclusion before", ["!rec", "*"]))
@@ -628,7 +632,7 @@ HIDE_TOOLS = _chain_case(
     _hidden(["native-echo", "native-jq"], ["native-echo.echo"]),
     [ToolCall("echo", {"input": "hidden-echo-4410"})],
     _offered("echo not offered", lambda roster: "echo" not in roster.get("native-echo", [])),
-    _model_saw("tool echo not found"),
+    model_saw("tool echo not found"),
     defect=(
         'a chain task with tools ["native-echo", "native-jq"] and hide_tools '
         '["native-echo.echo"] (and, tried by hand, ["echo"]): the model\'s `{{tools}}` manifest '
@@ -641,92 +645,125 @@ HIDE_TOOLS = _chain_case(
 )
 
 
-# function: a server the harness starts and then reads what it received
-def test_a_tools_task_calls_one_remote_operation_with_no_model_and_routes_on_its_output_template(
-    instance: Instance,
-) -> None:
-    from harness.servers import serve_http
-
-    service = serve_http(instance)
-    instance.init()
-    open_envelope(instance)
-    instance.must("tools", "add", "svc", "--url", service.url)
-    chain = {
-        "id": "direct",
-        "tasks": [
-            {
-                "id": "weather",
-                "handler": "tools",
-                "tools": {"name": "svc", "tool_name": "get_weather", "args": {"city": "Oslo"}},
-                "output_template": "{{.forecast}}",
-                "transition": {
-                    "branches": [
-                        {"operator": "equals", "when": "sunny", "goto": "sunny"},
-                        {"operator": "default", "goto": "other"},
-                    ]
-                },
+_DIRECT_CHAIN = {
+    "id": "direct",
+    "tasks": [
+        {
+            "id": "weather",
+            "handler": "tools",
+            "tools": {"name": "svc", "tool_name": "get_weather", "args": {"city": "Oslo"}},
+            "output_template": "{{.forecast}}",
+            "transition": {
+                "branches": [
+                    {"operator": "equals", "when": "sunny", "goto": "sunny"},
+                    {"operator": "default", "goto": "other"},
+                ]
             },
-            {
-                "id": "sunny",
-                "handler": "noop",
-                "transition": {"branches": [{"operator": "default", "goto": "end"}]},
-            },
-            {
-                "id": "other",
-                "handler": "noop",
-                "transition": {"branches": [{"operator": "default", "goto": "end"}]},
-            },
-        ],
-    }
-    instance.write(".contenox/chain-agent-direct.json", json.dumps(chain))
-    instance.use_script(Script(turns=["No model is asked."], runs_past_end=True))
-
-    instance.contenox(
-        "mission", "fire", "direct", "go", "--wait", "--policy", OPEN_ENVELOPE, "--timeout", "30s"
-    )
-
-    call = service.requests_to("/weather", "GET")[0]
-    assert call.query["city"] == ("Oslo",)
-    steps = probes.captured_steps(instance, _first_run(instance))
-    assert [s.task for s in steps] == ["weather", "sunny"]
+        },
+        {
+            "id": "sunny",
+            "handler": "noop",
+            "transition": {"branches": [{"operator": "default", "goto": "end"}]},
+        },
+        {
+            "id": "other",
+            "handler": "noop",
+            "transition": {"branches": [{"operator": "default", "goto": "end"}]},
+        },
+    ],
+}
 
 
-# function: reads the permission request's params, which prompt() does not expose
-@defect(
-    "`contenox acp` (default envelope) with a scripted write_file {path: fresh.txt, content: "
-    "'diff-line-7120\\n'}: the session/request_permission carries toolCall.content "
-    "[{type: content, content: {type: text, text: 'fresh.txt'}}] and rawInput — no diff "
-    "(no ACP 'diff' content, no '+diff-line-7120' anywhere in the request). local.md, Approval "
-    "diff: 'the approval prompt carries a unified diff of the exact change … A new file (no "
-    "prior content) shows as an addition.'"
+def _first_weather_query(service: HttpService) -> dict[str, list[str]] | None:
+    """The query of the first GET /weather (the chain may be fired again before the timeout,
+    so how many calls arrive is not the promise)."""
+    calls = service.requests_to("/weather", "GET")
+    return {k: list(v) for k, v in calls[0].query.items()} if calls else None
+
+
+def _tasks_run(instance: Instance) -> list[str]:
+    return [s.task for s in probes.captured_steps(instance, _first_run(instance))]
+
+
+TOOLS_TASK = Case(
+    name=(
+        "a tools task calls one remote operation with no model and routes on its output template"
+    ),
+    script=Script(turns=["No model is asked."], runs_past_end=True),
+    files={".contenox/chain-agent-direct.json": json.dumps(_DIRECT_CHAIN)},
+    steps=[
+        _OPEN,
+        serve("svc", "openapi"),
+        step("tools", "add", "svc", "--url", "{svc_url}"),
+        step(
+            "mission",
+            "fire",
+            "direct",
+            "go",
+            "--wait",
+            "--policy",
+            OPEN_ENVELOPE,
+            "--timeout",
+            "30s",
+            exit_code=None,
+        ),
+        received(
+            "svc",
+            "the first GET /weather's query",
+            _first_weather_query,
+            expect=satisfies(
+                lambda query: query is not None and query.get("city") == ["Oslo"],
+                "a first call with city=Oslo",
+            ),
+        ),
+        probe("tasks the first run stepped through", _tasks_run, expect=["weather", "sunny"]),
+    ],
 )
-def test_a_gated_write_asks_with_a_diff_that_shows_a_new_file_as_an_addition(
-    instance: Instance,
-) -> None:
-    from harness import open_acp, route
 
-    instance.init()
-    instance.use_script(
-        Script(
-            turns=[
-                route(),
-                Turn(
-                    text="Writing.",
-                    tool_calls=[
-                        ToolCall("write_file", {"path": "fresh.txt", "content": "diff-line-7120\n"})
-                    ],
-                ),
-                "Done.",
-            ]
-        )
-    )
-    with open_acp(instance, permission="deny") as acp:
-        turn = acp.prompt("write the file")
 
-    [ask] = turn.permission_requests
-    shown = json.dumps(ask.params)
-    assert "+diff-line-7120" in shown, turn.describe()
-    assert not (instance.work / "fresh.txt").exists()
+def _diff_in_the_ask(turn: PromptTurn) -> dict[str, object]:
+    """How many permission requests the turn raised, and whether the one carries the diff."""
+    asks = turn.permission_requests
+    return {
+        "permission requests": len(asks),
+        "the ask shows +diff-line-7120": len(asks) == 1
+        and "+diff-line-7120" in json.dumps(asks[0].params),
+    }
+
+
+GATED_WRITE_DIFF = Case(
+    name="a gated write asks with a diff that shows a new file as an addition",
+    script=Script(
+        turns=[
+            route(),
+            Turn(
+                text="Writing.",
+                tool_calls=[
+                    ToolCall("write_file", {"path": "fresh.txt", "content": "diff-line-7120\n"})
+                ],
+            ),
+            "Done.",
+        ]
+    ),
+    steps=[
+        # The run need not end its turn cleanly: the ask is what is checked.
+        prompt("write the file", permission="deny", stop_reason=None),
+        acp_turn(
+            "the write's permission request",
+            _diff_in_the_ask,
+            expect={"permission requests": 1, "the ask shows +diff-line-7120": True},
+        ),
+        workspace_file("fresh.txt", expect=None),
+    ],
+    defect=(
+        "`contenox acp` (default envelope) with a scripted write_file {path: fresh.txt, content: "
+        "'diff-line-7120\\n'}: the session/request_permission carries toolCall.content "
+        "[{type: content, content: {type: text, text: 'fresh.txt'}}] and rawInput — no diff "
+        "(no ACP 'diff' content, no '+diff-line-7120' anywhere in the request). local.md, "
+        "Approval diff: 'the approval prompt carries a unified diff of the exact change … A new "
+        "file (no prior content) shows as an addition.'"
+    ),
+)
 
 
 SERVE_MOUNTS_NO_LOCAL_TOOLS = Case(

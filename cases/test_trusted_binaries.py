@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from dialogs import workspace_file
 from harness import (
     Case,
@@ -33,12 +31,14 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    acp_turn,
     await_ask,
     background,
     edit,
+    link,
     mission_finish,
-    open_acp,
     probe,
+    prompt,
     respond,
     route,
     satisfies,
@@ -46,6 +46,7 @@ from harness import (
     wait,
     write,
 )
+from harness.acp.turn import PromptTurn
 from harness.case import Action, Edit, Step
 from harness.probes import approvals, await_approval, deny, missions
 from harness.process import start_contenox
@@ -260,54 +261,59 @@ PLANTED_UNDER_HASHES = _pinned(
 )
 
 
-# function: makes a symlink to the real echo (no step makes one)
-def test_a_trusted_dir_given_through_a_symlink_matches_its_real_directory(
-    instance: Instance,
-) -> None:
-    link = instance.work / "bin-link"
-    link.symlink_to(_real_echo().parent)
-    _setup(instance, {"dirs": [str(link)]})
-    _run_lands_unattended(instance)
+# ``echo`` through a link in the workspace, first on PATH: the name resolves to the real file.
+_LINKED_ECHO = link("links/echo", str(_ECHO_PATH))
+_LINKED_ENV = {"PATH": "{work}/links:" + os.environ["PATH"]}
 
-
-# function: makes a symlink to the real echo (no step makes one)
-def test_a_hash_declared_under_a_symlink_path_is_not_the_real_path_and_stops_the_call(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    links = instance.work / "links"
-    links.mkdir()
-    (links / "echo").symlink_to(echo)
-    # Declared under the symlink, not the real file: the evaluator looks up the real path.
-    _setup(instance, {"hashes": {str(links / "echo"): _sha256(echo)}})
-    _run_stops_for_approval(instance, {"PATH": f"{links}:{os.environ['PATH']}"})
-
-
-# function: reads the complaint from stdout and stderr together
-@pytest.mark.parametrize(
-    ("block", "complaint"),
-    [
-        ({"dirs": ["usr/bin"]}, "must be an absolute path"),
-        ({"hashes": {"/usr/bin/echo": "abc123"}}, "trusted_binaries"),
-        ({"hashes": {"bin/echo": "0" * 64}}, "trusted_binaries"),
-        ({"dirs": ["/usr/bin"], "pins": {}}, "trusted_binaries"),
-    ],
-    ids=["relative-dir", "short-digest", "relative-hash-key", "unknown-key"],
+TRUSTED_DIR_THROUGH_A_LINK = _pinned(
+    "a trusted dir given through a symlink matches its real directory",
+    {"dirs": ["{work}/bin-link"]},
+    link("bin-link", str(_ECHO_PATH.parent)),
+    *LANDS_UNATTENDED,
 )
-def test_a_malformed_trusted_binaries_block_fails_the_policy_and_vet_names_it(
-    instance: Instance, block: dict[str, Any], complaint: str
-) -> None:
-    path = _setup(instance, block)
-    env = _plant(instance)
-    vetted = instance.contenox("vet", str(path))
-    assert vetted.exit_code != 0, vetted.describe()
-    assert complaint in vetted.stdout + vetted.stderr, vetted.describe()
-    # Fail closed: the allowlisted name does not run unattended under a broken pin.
-    run = instance.contenox(
-        "run", "--policy", "pinned", "--timeout", "10s", "say hello", env=env, timeout=60
+
+# Declared under the symlink, not the real file: the evaluator looks up the real path.
+HASH_UNDER_A_LINK = _pinned(
+    "a hash declared under a symlink path is not the real path and stops the call",
+    {"hashes": {"{work}/links/echo": _ECHO_SHA}},
+    _LINKED_ECHO,
+    *_stops(_LINKED_ENV),
+)
+
+
+# Each broken block fails `vet` naming it, and fails the run closed: the allowlisted name
+# does not run unattended under a broken pin.
+MALFORMED_BLOCKS = [
+    _pinned(
+        f"a malformed trusted binaries block fails the policy and vet names it ({variant})",
+        block,
+        PLANT,
+        step(
+            "vet",
+            "{home}/.contenox/" + POLICY,
+            exit_code="non-zero",
+            stdout_has=[complaint],
+        ),
+        step(
+            "run",
+            "--policy",
+            "pinned",
+            "--timeout",
+            "10s",
+            "say hello",
+            env=PLANTED_ENV,
+            timeout=60,
+            exit_code="non-zero",
+        ),
+        PLANTED_NEVER_RAN,
     )
-    assert run.exit_code != 0, run.describe()
-    assert not (instance.work / "planted-ran").exists()
+    for variant, block, complaint in (
+        ("relative dir", {"dirs": ["usr/bin"]}, "must be an absolute path"),
+        ("short digest", {"hashes": {"/usr/bin/echo": "abc123"}}, "trusted_binaries"),
+        ("relative hash key", {"hashes": {"bin/echo": "0" * 64}}, "trusted_binaries"),
+        ("unknown key", {"dirs": ["/usr/bin"], "pins": {}}, "trusted_binaries"),
+    )
+]
 
 
 # --- declaring with hitl trust
@@ -395,34 +401,64 @@ def _declare(instance: Instance, *names: str, env: Mapping[str, str] | None = No
     return result.stdout + result.stderr
 
 
-# function: makes a symlink to the real echo (no step makes one)
-def test_hitl_trust_declares_a_name_as_its_real_path_and_hash_and_the_call_runs_unattended(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    links = instance.work / "links"
-    links.mkdir()
-    (links / "echo").symlink_to(echo)
-    env = {"PATH": f"{links}:{os.environ['PATH']}"}
-    policy = _setup(instance, None)
-    said = _declare(instance, "echo", env=env)
-    assert str(echo) in said and _sha256(echo) in said, said
-    assert json.loads(policy.read_text())["trusted_binaries"]["hashes"] == {
-        str(echo): _sha256(echo)
-    }
-    _run_lands_unattended(instance, env)
+def _declared_hashes(instance: Instance) -> object:
+    """The trusted_binaries.hashes of the pinned policy file, as written on disk."""
+    policy = json.loads((instance.home / ".contenox" / POLICY).read_text(encoding="utf-8"))
+    return policy.get("trusted_binaries", {}).get("hashes")
 
 
-# function: compares the rendered file with its bytes before the command
-def test_hitl_trust_refuses_to_write_into_a_rendered_envelope(instance: Instance) -> None:
-    instance.init()
+HITL_TRUST_DECLARES = _pinned(
+    "hitl trust declares a name as its real path and hash and the call runs unattended",
+    None,
+    _LINKED_ECHO,
+    step(
+        "hitl",
+        "trust",
+        "--policy",
+        POLICY,
+        "echo",
+        env=_LINKED_ENV,
+        stdout_has=[str(_ECHO_PATH), _ECHO_SHA],
+    ),
+    probe("the declared hashes", _declared_hashes, expect={str(_ECHO_PATH): _ECHO_SHA}),
+    *_lands(_LINKED_ENV),
+)
+
+
+def _rendered_default(instance: Instance) -> str:
+    """The rendered default envelope's policy, as on disk."""
     rendered = instance.home / ".contenox" / ".generated" / "hitl-policy-default.json"
-    before = rendered.read_bytes()
-    result = instance.contenox("hitl", "trust", "--policy", "hitl-policy-default.json", "echo")
-    assert result.exit_code != 0, result.describe()
-    for words in ("is rendered from [envelopes.default]", "silently discarded", "--policy"):
-        assert words in result.stderr, result.describe()
-    assert rendered.read_bytes() == before
+    return rendered.read_text(encoding="utf-8")
+
+
+_READ_THE_RENDER = probe("the rendered default policy", _rendered_default, capture="rendered")
+
+
+def _rendered_sha(instance: Instance) -> str:
+    return hashlib.sha256(_rendered_default(instance).encode()).hexdigest()
+
+
+REFUSES_A_RENDERED_ENVELOPE = Case(
+    name="hitl trust refuses to write into a rendered envelope",
+    steps=[
+        probe("the rendered default policy's sha256", _rendered_sha, capture="rendered"),
+        step(
+            "hitl",
+            "trust",
+            "--policy",
+            "hitl-policy-default.json",
+            "echo",
+            exit_code="non-zero",
+            stderr_has=["is rendered from [envelopes.default]", "silently discarded", "--policy"],
+        ),
+        probe(
+            "the rendered default policy is unchanged",
+            lambda i, before: _rendered_sha(i) == before,
+            "{rendered}",
+            expect=True,
+        ),
+    ],
+)
 
 
 # function: deletes a file and puts a directory in its place between commands
@@ -458,26 +494,38 @@ def test_hitl_trust_list_reports_missing_mismatch_unreadable_and_outside_dirs(
         assert line in listing, f"{state}: {listing}"
 
 
-# function: copies the rendered envelope to its top-level place (no step copies)
-def test_doctor_reports_drift_of_the_active_policy_and_names_hitl_trust_refresh(
-    instance: Instance,
-) -> None:
-    instance.init()
-    # The intended home for digests: a top-level copy that shadows the rendered envelope.
-    contenox_dir = instance.home / ".contenox"
-    shutil.copy(contenox_dir / ".generated" / "hitl-policy-default.json", contenox_dir)
-    tool = instance.write("tools/mytool", b"#!/bin/sh\nexit 0\n")
-    instance.must("hitl", "trust", str(tool))
-    tool.write_bytes(b"#!/bin/sh\nexit 1\n")
-    report = instance.contenox("doctor").stdout
-    assert f"{contenox_dir / 'hitl-policy-default.json'}: {tool}: does not match" in report, report
-    assert "contenox hitl trust --refresh" in report, report
-    categories = {
-        issue.get("category")
-        for issue in json.loads(instance.must("doctor", "--json").stdout)["issues"]
-        if "trusted-binary" in str(issue.get("message"))
-    }
-    assert categories == {"policy"}, categories
+def _trusted_binary_issue_categories(instance: Instance) -> list[object]:
+    """The categories of ``doctor --json``'s issues about a trusted binary."""
+    issues = json.loads(instance.must("doctor", "--json").stdout)["issues"]
+    return sorted(
+        {str(i.get("category")) for i in issues if "trusted-binary" in str(i.get("message"))}
+    )
+
+
+DOCTOR_REPORTS_DRIFT = Case(
+    name="doctor reports drift of the active policy and names hitl trust refresh",
+    steps=[
+        # The intended home for digests: a top-level copy that shadows the rendered envelope.
+        _READ_THE_RENDER,
+        write("hitl-policy-default.json", "{rendered}", home=True),
+        write("tools/mytool", _TOOL_V1),
+        step("hitl", "trust", _TOOL),
+        write("tools/mytool", "#!/bin/sh\nexit 1\n"),
+        step(
+            "doctor",
+            exit_code=None,
+            stdout_has=[
+                "{home}/.contenox/hitl-policy-default.json: " + _TOOL + ": does not match",
+                "contenox hitl trust --refresh",
+            ],
+        ),
+        probe(
+            "doctor --json's trusted-binary issue categories",
+            _trusted_binary_issue_categories,
+            expect=["policy"],
+        ),
+    ],
+)
 
 
 VET_DRIFT = _pinned(
@@ -593,57 +641,63 @@ WORKSPACE_ENVELOPE = Case(
 # --- the reason on the card
 
 
-def _acp_ask_detail(instance: Instance, trusted: Mapping[str, Any], env: Mapping[str, str]) -> str:
+def _card_detail(turn: PromptTurn) -> str:
+    """The reason on the one permission card (its ``_meta.detail``)."""
+    [ask] = turn.permission_requests
+    return str(ask.meta.get("detail", ""))
+
+
+def _card_case(
+    name: str, trusted: Mapping[str, Any], says: list[str], *before: Action, **prompt_kw: Any
+) -> Case:
     """The reason an editor is shown when the pinned ``echo`` stops for approval over ACP.
 
-    An ACP session gates on the default policy, so the pinned policy is written
-    as the top-level copy that shadows the rendered ``default`` envelope.
+    An ACP session gates on the default policy, so the pinned policy is written as the
+    top-level copy that shadows the rendered ``default`` envelope.
     """
-    instance.init()
-    (instance.home / ".contenox" / "hitl-policy-default.json").write_text(
-        json.dumps(_policy(trusted))
-    )
-    instance.use_script(
-        Script(
+    return Case(
+        name=name,
+        script=Script(
             turns=[
                 route(),
                 Turn(tool_calls=[ToolCall("local_shell", {"command": "echo", "args": ["hi"]})]),
                 "Done.",
             ]
-        )
+        ),
+        steps=[
+            *before,
+            write("hitl-policy-default.json", json.dumps(_policy(trusted)), home=True),
+            prompt(
+                "say hello", permission="deny", stop_reason=None, terminal_commands=[], **prompt_kw
+            ),
+            acp_turn(
+                "the card's reason",
+                _card_detail,
+                expect=satisfies(
+                    lambda detail: all(part in detail for part in says),
+                    " and ".join(repr(part) for part in says),
+                ),
+            ),
+        ],
     )
-    with open_acp(instance, permission="deny", env=env) as acp:
-        turn = acp.prompt("say hello")
-    [ask] = turn.permission_requests
-    assert turn.terminal_commands == [], turn.describe()
-    return str(ask.meta.get("detail", ""))
 
 
-# function: reads the permission request's _meta detail, which prompt() does not expose
-def test_the_approval_card_names_the_real_path_a_name_resolved_outside_the_trusted_dirs(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    links = instance.work / "links"
-    links.mkdir()
-    (links / "echo").symlink_to(echo)
-    detail = _acp_ask_detail(
-        instance,
-        {"dirs": ["/nonexistent-trusted-dir"]},
-        {"PATH": f"{links}:{os.environ['PATH']}"},
-    )
-    assert f"binary at {echo} is not under any trusted_binaries.dirs entry" in detail, detail
-    assert "allow refused" in detail, detail
+CARD_NAMES_THE_REAL_PATH = _card_case(
+    "the approval card names the real path a name resolved outside the trusted dirs",
+    {"dirs": ["/nonexistent-trusted-dir"]},
+    [f"binary at {_ECHO_PATH} is not under any trusted_binaries.dirs entry", "allow refused"],
+    _LINKED_ECHO,
+    acp_env=_LINKED_ENV,
+)
 
-
-# function: reads the permission request's _meta detail, which prompt() does not expose
-def test_the_approval_card_says_a_changed_binary_does_not_match_its_declared_hash(
-    instance: Instance,
-) -> None:
-    echo = _real_echo()
-    detail = _acp_ask_detail(instance, {"hashes": {str(echo): "0" * 64}}, {})
-    assert f"binary at {echo} does not match the declared hash" in detail, detail
-    assert "re-declare after verifying the upgrade, or investigate" in detail, detail
+CARD_SAYS_THE_HASH_CHANGED = _card_case(
+    "the approval card says a changed binary does not match its declared hash",
+    {"hashes": {str(_ECHO_PATH): "0" * 64}},
+    [
+        f"binary at {_ECHO_PATH} does not match the declared hash",
+        "re-declare after verifying the upgrade, or investigate",
+    ],
+)
 
 
 SHIPPED_UNPINNED = Case(

@@ -18,20 +18,26 @@ from harness import (
     Case,
     CaseError,
     Script,
+    acp_turn,
     await_ask,
     background,
     edit,
     edit_dialog,
     keys,
+    link,
     probe,
     prompt,
+    received,
+    remove,
     respond,
     screen,
+    serve,
     signal,
     step,
     wait,
     write,
 )
+from harness.case import mcp_arguments
 
 FAKE = Path(__file__).parent / "fakes" / "fake_contenox.py"
 
@@ -489,6 +495,81 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
         lambda: step("run", capture={"the mission": "ID"}),
         ["Step capture a capture name must be an identifier"],
     ),
+    (
+        "a server of an unknown kind",
+        lambda: serve("rec", "mcp"),  # type: ignore[arg-type]
+        ["Serve server must be one of ('mcp-stdio', 'mcp-http', 'mcp-sse', 'openapi'), got 'mcp'"],
+    ),
+    (
+        "a server name that is not an identifier",
+        lambda: serve("my-rec", "mcp-stdio"),
+        ["Serve name must be an identifier", "'my-rec'"],
+    ),
+    (
+        "tls for an MCP server",
+        lambda: serve("rec", "mcp-http", tls=True),
+        ["Serve tls is for an openapi service only, not 'mcp-http'"],
+    ),
+    (
+        "a url of a stdio server",
+        _case(serve("rec", "mcp-stdio"), step("mcp", "add", "rec", "--url", "{rec_url}")),
+        ["steps[1] (step) args", "{rec_url} refers to no capture", "rec_args, rec_command"],
+    ),
+    (
+        "a server started twice under one name",
+        _case(serve("svc", "openapi"), serve("svc", "openapi")),
+        ["steps[1] (serve) name", "'svc' is already a server's name"],
+    ),
+    (
+        "a record read before its server started",
+        _case(received("rec", "note calls", mcp_arguments("note")), serve("rec", "mcp-stdio")),
+        ["steps[0] (received) server", "'rec' is no server a step before it started"],
+    ),
+    (
+        "a turn read before any prompt",
+        _case(acp_turn("cards", lambda turn: turn.update_kinds)),
+        ["steps[0] (acp_turn) read", "acp_turn() before any prompt()"],
+    ),
+    (
+        "a link placed outside the scratch root",
+        lambda: link("../escape", "{home}"),
+        ["Link path '../escape' leaves the scratch root"],
+    ),
+    (
+        "a link with nowhere to point",
+        lambda: link("out", ""),
+        ["Link target must be a path, got ''"],
+    ),
+    (
+        "an agent environment value that is not a string",
+        lambda: prompt("hi", acp_env={"PATH": 3}),
+        ["Prompt acp_env['PATH'] must be a string, got 3"],
+    ),
+    (
+        "a probe capture that is not an identifier",
+        lambda: probe("marker", lambda i: "x", capture="the marker"),
+        ["Probe capture a capture name must be an identifier, got 'the marker'"],
+    ),
+    (
+        "a turn reading that claims a capture",
+        lambda: acp_turn("asks", len).__class__(name="asks", read=len, capture="n"),
+        ["AcpTurn capture is for probe(...) only"],
+    ),
+    (
+        "a file removed outside the scratch root",
+        lambda: remove("../../etc/hosts", under="home"),
+        ["Remove path '../../etc/hosts' leaves the scratch root"],
+    ),
+    (
+        "client capabilities that are not a mapping",
+        lambda: prompt("hi", acp_capabilities=["terminal"]),  # type: ignore[arg-type]
+        ["Prompt acp_capabilities must be a mapping or None"],
+    ),
+    (
+        "a record read with no reader",
+        lambda: received("rec", "note calls", "note"),  # type: ignore[arg-type]
+        ["Received read must be a function of the server's records"],
+    ),
 ]
 
 
@@ -505,3 +586,79 @@ def test_a_bad_step_or_case_is_refused_when_built_naming_the_step_and_field(
 def test_a_case_of_probes_only_is_allowed() -> None:
     case = Case(name="nothing waits", probes=[probe("pending", lambda i: [], expect=[])])
     assert case.steps == ()
+
+
+def test_a_served_service_is_reached_at_its_url_and_what_it_recorded_is_checked(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+from harness import received, serve
+
+def _paths(service):
+    return [r.path for r in service.requests()]
+
+SERVED = Case(
+    name="a served service",
+    init=False,
+    steps=[
+        serve("svc", "openapi"),
+        step("config", "set", "url", "{svc_url}", stdout_has=[re.compile(r"http://127\\.0\\.0\\.1:\\d+")]),
+        received("svc", "paths", _paths, expect=[]),
+    ],
+)
+WRONG = Case(
+    name="a record that does not hold",
+    init=False,
+    steps=[serve("svc", "openapi"), received("svc", "paths", _paths, expect=["/openapi.json"])],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "server 'svc', paths: expected ['/openapi.json']; got []" in out, out
+    assert "requests received by http://127.0.0.1:" in out, out
+
+
+def test_acp_turn_reads_the_last_turn_and_link_makes_a_symlink(suite: pytest.Pytester) -> None:
+    result = run_cases(
+        suite,
+        """
+from harness import acp_turn, link
+
+def _target(instance):
+    return os.readlink(instance.work / "out")
+
+TURN = Case(
+    name="the last turn read",
+    init=False,
+    steps=[
+        link("out", "{home}"),
+        probe("out points at", _target, expect=satisfies(lambda t: t.endswith("/home"), "home")),
+        prompt("write out.txt", permission="allow", acp_env={"E2E_MARK": "{work}"}),
+        acp_turn("asks", lambda turn: len(turn.permission_requests), expect=1),
+    ],
+)
+WRONG = Case(
+    name="a turn expectation fails",
+    init=False,
+    steps=[prompt("hello"), acp_turn("asks", lambda turn: len(turn.permission_requests), expect=2)],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "acp_turn 'asks': expected 2; got 0" in out, out
+
+
+def test_a_probe_capture_is_a_placeholder_later_steps_may_use() -> None:
+    case = Case(
+        name="kept",
+        init=False,
+        steps=[
+            probe("marker", lambda i: "m-1", capture="marker"),
+            step("mission", "show", "{marker}"),
+        ],
+    )
+    assert case.steps[0].defines() == {"marker"}

@@ -18,7 +18,7 @@ import pytest
 
 from ..checks import check_case
 from ..dialog import DialogError, Script
-from .steps import Action, CaseError, Probe, Screen, placeholders
+from .steps import Action, CaseError, Probe, Prompt, Screen, placeholders
 
 __all__ = ["DEFECT_PREFIX", "Case", "defect"]
 
@@ -119,11 +119,12 @@ class Case:
 
     def _check_steps(self) -> None:
         # Defined before the first step: the scratch dirs and the dialog files.
-        captures: set[str] = {"work", "home", "tmp"}
+        captures: set[str] = {"work", "home", "tmp", "root"}
         if self.dialogs:
             captures |= {"dialog"} | {f"dialog_{name}" for name in self.dialogs}
         started: set[str] = set()
         waited: set[str] = set()
+        served: set[str] = set()
         for index, s in enumerate((*self.steps, *self.probes)):
             where = f"steps[{index}]" if index < len(self.steps) else "probes"
             if not isinstance(s, Action):
@@ -161,9 +162,23 @@ class Case:
                 if s.starts() in started:
                     raise problem("name", f"{s.starts()!r} is already a background run's name")
                 started.add(s.starts() or "")
+            server = s.needs_server()
+            if server is not None and server not in served:
+                known = ", ".join(sorted(served)) or "none yet"
+                raise problem(
+                    "server",
+                    f"{server!r} is no server a step before it started (started so far: "
+                    f"{known}); add serve({server!r}, …) before it",
+                )
+            if s.serves() is not None:
+                if s.serves() in served:
+                    raise problem("name", f"{s.serves()!r} is already a server's name")
+                served.add(s.serves() or "")
             backend = getattr(s, "backend", None)
             if s.kind == "edit_dialog" and backend not in self.dialogs:
                 raise problem("backend", f"{backend!r} is not one of {sorted(self.dialogs)}")
+            if s.kind == "acp_turn" and not any(isinstance(p, Prompt) for p in self.steps[:index]):
+                raise problem("read", "acp_turn() before any prompt(): it reads the last turn")
             if s.kind == "keys" and not any(isinstance(p, Screen) for p in self.steps[:index]):
                 raise problem("text", "keys() before any screen(): open the terminal first")
             captures |= s.defines()

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..command import Result
 from ..demand import Demand
@@ -25,7 +25,7 @@ from .model import Case
 from .steps import Expect, Prompt, fill
 
 if TYPE_CHECKING:
-    from ..acp import AcpClient
+    from ..acp import AcpClient, PromptTurn
     from ..probes import CapturedUnit
     from ..process import Process
     from ..terminal import Terminal
@@ -45,6 +45,10 @@ class Run:
     dialog_paths: dict[str, Path] = field(default_factory=dict)
     client: AcpClient | None = None
     term: Terminal | None = None
+    # serve(...)'s servers by name: their handles, for received(...) to read.
+    servers: dict[str, Any] = field(default_factory=dict)
+    # The turn the last prompt(...) returned, for acp_turn(...) to read.
+    last_turn: PromptTurn | None = None
 
     def fill(self, text: str) -> str:
         """``text`` with its ``{capture}`` placeholders filled."""
@@ -86,6 +90,8 @@ class Run:
                 *first.acp_args,
                 subcommand=first.acp_command,
                 refuse_writes=first.refuse_writes,
+                env={k: self.fill(v) for k, v in first.acp_env.items()} or None,
+                capabilities=first.acp_capabilities,
             )
         return self.client
 
@@ -197,7 +203,12 @@ def run_case(case: Case, instance: Instance) -> Transcript:
         run.dialog_paths[name] = instance.use_script(
             script, name=name, filename=case.dialog_filename(name), make_default=False
         )
-    run.captures.update(work=str(instance.work), home=str(instance.home), tmp=str(instance.tmp))
+    run.captures.update(
+        work=str(instance.work),
+        home=str(instance.home),
+        tmp=str(instance.tmp),
+        root=str(instance.root),
+    )
     for name, path in run.dialog_paths.items():
         run.captures[f"dialog_{name}"] = str(path)
     if case.dialogs:

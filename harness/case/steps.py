@@ -16,9 +16,9 @@ instance and each writes what it did to ``instance.recorder``:
 - :class:`Probe`: a value read through contenox's own commands, with an
   optional typed expectation.
 
-Defined from the start: ``{work}``, ``{home}`` and ``{tmp}`` (the scratch
-workspace, HOME and TMPDIR), ``{dialog}`` (the default backend's dialog file)
-and ``{dialog_<backend>}``.
+Defined from the start: ``{work}``, ``{home}``, ``{tmp}`` and ``{root}`` (the
+scratch workspace, HOME, TMPDIR and the root above them), ``{dialog}`` (the
+default backend's dialog file) and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
 runner (``harness.case.runner``) only executes.
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .runner import Run
 
 __all__ = [
+    "AcpTurn",
     "Action",
     "AwaitAsk",
     "Background",
@@ -53,15 +54,18 @@ __all__ = [
     "Group",
     "JsonPath",
     "Keys",
+    "Link",
     "Predicate",
     "Probe",
     "Prompt",
+    "Remove",
     "Respond",
     "Screen",
     "Signal",
     "Step",
     "Wait",
     "Write",
+    "acp_turn",
     "await_ask",
     "background",
     "column",
@@ -69,9 +73,11 @@ __all__ = [
     "group",
     "json_path",
     "keys",
+    "link",
     "output_of",
     "probe",
     "prompt",
+    "remove",
     "respond",
     "satisfies",
     "screen",
@@ -82,7 +88,9 @@ __all__ = [
 ]
 
 Expectation: TypeAlias = "str | re.Pattern[str]"
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# ``${NAME}`` is an environment variable contenox expands (a login body's
+# ``${E2E_USER}``), never a capture: the ``$`` keeps it literal.
+PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class CaseError(ValueError):
@@ -252,6 +260,14 @@ class Action:
 
     def needs_capture(self) -> str | None:
         """A capture this step needs by name (not through a placeholder)."""
+        return None
+
+    def serves(self) -> str | None:
+        """The server name this step starts (``serve(...)``), if any."""
+        return None
+
+    def needs_server(self) -> str | None:
+        """The server name this step reads (``received(...)``), if any."""
         return None
 
     def __post_init__(self) -> None:
@@ -872,6 +888,46 @@ def edit(
 
 
 @dataclass(frozen=True, kw_only=True)
+class Remove(Action):
+    """Delete a file between steps (a declaration retired, a copy taken back).
+
+    ``under`` is ``"work"``, ``"contenox"`` (``~/.contenox``) or ``"home"``,
+    as for :class:`Edit`; a file that is not there fails the step, naming it.
+    """
+
+    kind: ClassVar[str] = "remove"
+    path: str
+    under: str = "work"
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        _relative(self.path, "path", problem)
+        if self.under not in _UNDER:
+            raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
+
+    def texts(self) -> Iterator[tuple[str, object]]:
+        yield "path", self.path
+
+    def execute(self, run: Run) -> None:
+        rel = run.fill(self.path)
+        base = {
+            "work": run.instance.work,
+            "contenox": run.instance.home / ".contenox",
+            "home": run.instance.home,
+        }[self.under]
+        target = base / rel
+        if not target.is_file():
+            raise AssertionError(f"remove {rel!r} in {_UNDER[self.under]}: no such file")
+        target.unlink()
+        shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
+        run.instance.recorder.note(f"removed {shown_path}")
+
+
+def remove(path: str, *, under: str = "work") -> Remove:
+    """Delete a file between steps: ``remove("agents/biller.md", under="contenox")``."""
+    return Remove(path=path, under=under)
+
+
+@dataclass(frozen=True, kw_only=True)
 class EditDialog(Action):
     """Rewrite the dialog file of backend ``backend`` with ``script`` (contenox rewinds it)."""
 
@@ -918,8 +974,10 @@ class Prompt(Action):
     ``requests`` (agent→client methods that must be among those seen),
     ``requests_lack`` (methods that must not be) and ``permission_requests``
     (how many the turn raised, exactly) are what must hold.
-    ``acp_command`` (``acp`` or ``acpx``), ``acp_args`` and ``refuse_writes``
-    apply when the session opens.
+    ``acp_command`` (``acp`` or ``acpx``), ``acp_args``, ``acp_env`` (extra
+    environment of the agent, placeholders allowed), ``acp_capabilities`` (the
+    client capabilities declared; None: all) and ``refuse_writes`` apply when
+    the session opens.
     """
 
     kind: ClassVar[str] = "prompt"
@@ -938,6 +996,9 @@ class Prompt(Action):
     timeout: float | None = None
     acp_command: str = "acp"
     acp_args: Sequence[str] = ()
+    acp_env: Mapping[str, str] = field(default_factory=dict)
+    # The clientCapabilities the editor declares (None: full); JetBrains declares no terminal.
+    acp_capabilities: Mapping[str, Any] | None = None
     refuse_writes: bool = False
 
     def _prepare(self) -> None:
@@ -956,6 +1017,7 @@ class Prompt(Action):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 object.__setattr__(self, name, _tuple(value))
+        object.__setattr__(self, "acp_env", dict(self.acp_env))
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if not isinstance(self.text, str):
@@ -977,6 +1039,13 @@ class Prompt(Action):
             raise problem("permission_requests", f"must be a count (0, 1, …), got {count!r}")
         _strings(self.requests_lack, "requests_lack", problem)
         _strings(self.acp_args, "acp_args", problem)
+        for key, value in self.acp_env.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise problem(f"acp_env[{key!r}]", f"must be a string, got {value!r}")
+        if self.acp_capabilities is not None and not isinstance(self.acp_capabilities, Mapping):
+            raise problem(
+                "acp_capabilities", f"must be a mapping or None, got {self.acp_capabilities!r}"
+            )
         if self.acp_command not in ("acp", "acpx"):
             raise problem("acp_command", f"must be 'acp' or 'acpx', got {self.acp_command!r}")
         for name in ("files_written", "files_read"):
@@ -991,6 +1060,8 @@ class Prompt(Action):
 
     def texts(self) -> Iterator[tuple[str, object]]:
         yield "text", self.text
+        for key, value in self.acp_env.items():
+            yield f"acp_env[{key!r}]", value
         for name in ("text_has", "text_lacks", "tool_output_has"):
             for item in getattr(self, name):
                 yield name, item
@@ -1000,6 +1071,7 @@ class Prompt(Action):
         client = run.acp(self)
         client.permission = self.permission
         turn = client.prompt(run.fill(self.text), timeout=self.timeout)
+        run.last_turn = turn
         problems = []
         if self.stop_reason is not None and turn.stop_reason != self.stop_reason:
             problems.append(f"expected stop reason {self.stop_reason!r}, got {turn.stop_reason!r}")
@@ -1180,6 +1252,16 @@ def satisfies(check: Callable[[Any], bool], message: str) -> Predicate:
 _NOTHING: Any = object()
 
 
+def unmet(expect: object, value: object) -> str | None:
+    """What ``value`` was expected to be, if it is not: ``expect`` is a value to equal or
+    :func:`satisfies`; None when it holds (or nothing is expected)."""
+    if expect is _NOTHING:
+        return None
+    if isinstance(expect, Predicate):
+        return None if expect.check(value) else expect.message
+    return None if value == expect else repr(expect)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Probe(Action):
     """State read through contenox's own commands; its value lands in the transcript.
@@ -1187,6 +1269,8 @@ class Probe(Action):
     ``expect`` is a value the read must equal, or :func:`satisfies` (a
     predicate and the promise it checks). In ``Case.steps`` it runs at that
     point; in ``Case.probes``, after the steps and the model-demand check.
+    ``capture="name"`` keeps a text value as ``{name}`` for later steps (a
+    marker read before a command, compared after it).
     """
 
     kind: ClassVar[str] = "probe"
@@ -1194,6 +1278,7 @@ class Probe(Action):
     read: Callable[..., object]
     args: Sequence[str] = ()
     expect: object = _NOTHING
+    capture: str | None = None
 
     def _prepare(self) -> None:
         if not isinstance(self.args, str):
@@ -1211,6 +1296,13 @@ class Probe(Action):
         if isinstance(self.expect, Predicate) and not callable(self.expect.check):
             raise problem("expect", "satisfies() needs a function")
         _strings(self.args, "args", problem)
+        if self.capture is not None and (
+            not isinstance(self.capture, str) or not re.fullmatch(r"[A-Za-z_]\w*", self.capture)
+        ):
+            raise problem("capture", f"a capture name must be an identifier, got {self.capture!r}")
+
+    def defines(self) -> set[str]:
+        return {self.capture} if self.capture is not None else set()
 
     def execute(self, run: Run) -> None:
         __tracebackhide__ = True
@@ -1219,6 +1311,13 @@ class Probe(Action):
         with recorder.probing():
             value = self.read(run.instance, *args)
         recorder.probe(self.name, args, value)
+        if self.capture is not None:
+            if not isinstance(value, str):
+                raise AssertionError(
+                    f"probe {self.name!r}: capture={self.capture!r} needs a text value, "
+                    f"got {value!r}"
+                )
+            run.captures[self.capture] = value
         if self.expect is _NOTHING:
             return
         if isinstance(self.expect, Predicate):
@@ -1230,14 +1329,21 @@ class Probe(Action):
             raise AssertionError(f"probe {self.name!r}: expected {self.expect!r}, got {value!r}")
 
 
-def probe(name: str, read: Callable[..., object], *args: str, expect: object = _NOTHING) -> Probe:
+def probe(
+    name: str,
+    read: Callable[..., object],
+    *args: str,
+    expect: object = _NOTHING,
+    capture: str | None = None,
+) -> Probe:
     """A named probe; ``read(instance, *args)`` returns text, a dataclass, or a list of them.
 
-    ``args`` may hold placeholders: ``probe("mission", probes.mission, "{mission}")``.
+    ``args`` may hold placeholders: ``probe("mission", probes.mission, "{mission}")``;
+    ``capture="marker"`` keeps a text value as ``{marker}``.
 
     >>> probe("pending asks", probes.approvals, expect=[])
     """
-    return Probe(name=name, read=read, args=args, expect=expect)
+    return Probe(name=name, read=read, args=args, expect=expect, capture=capture)
 
 
 def output_of(*args: str, expect: object = _NOTHING) -> Probe:
@@ -1247,3 +1353,82 @@ def output_of(*args: str, expect: object = _NOTHING) -> Probe:
         return instance.must(*args).stdout
 
     return Probe(name=" ".join(args), read=read, expect=expect)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcpTurn(Probe):
+    """What the last ``prompt``'s turn carried, read by ``read(turn)`` (a ``PromptTurn``).
+
+    For what a ``prompt`` expectation does not name: the order and ids of the
+    ``session/update`` notifications, a permission request's params, the
+    thought channel. Its value lands in the transcript as a probe named
+    ``name``; ``expect`` is a value it must equal, or :func:`satisfies`.
+    """
+
+    kind: ClassVar[str] = "acp_turn"
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        if not callable(self.read):
+            raise problem("read", f"must be a function of the prompt's turn, got {self.read!r}")
+        if self.capture is not None:
+            raise problem("capture", "is for probe(...) only: this reading is not kept")
+        super().check(problem)
+
+    def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
+        turn = run.last_turn
+        if turn is None:
+            raise AssertionError(f"acp_turn {self.name!r}: no prompt has run yet")
+        value = self.read(turn)
+        run.instance.recorder.probe(f"{self.name} (the last ACP turn)", [], value)
+        wanted = unmet(self.expect, value)
+        if wanted is not None:
+            raise AssertionError(
+                f"acp_turn {self.name!r}: expected {wanted}; got {value!r}\n{turn.describe()}"
+            )
+
+
+def acp_turn(name: str, read: Callable[[Any], object], *, expect: object = _NOTHING) -> AcpTurn:
+    """A probe of the last ACP prompt's turn: ``acp_turn("cards", lambda t: t.update_kinds,
+    expect=[...])``. Put it after a ``prompt(...)``."""
+    return AcpTurn(name=name, read=read, expect=expect)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Link(Action):
+    """Make ``path`` a symbolic link to ``target`` (both relative to ``under``'s directory,
+    ``target`` may be ``{placeholder}``-absolute such as ``{home}/outside.txt``).
+
+    ``under`` is ``"work"`` (the workspace) or ``"root"`` (the scratch root
+    above it). A link made this way may point anywhere: that is what a case
+    about links that escape the workspace needs.
+    """
+
+    kind: ClassVar[str] = "link"
+    path: str
+    target: str
+    under: str = "work"
+
+    def check(self, problem: Callable[[str, str], CaseError]) -> None:
+        _relative(self.path, "path", problem)
+        if not isinstance(self.target, str) or not self.target:
+            raise problem("target", f"must be a path, got {self.target!r}")
+        if self.under not in ("work", "root"):
+            raise problem("under", f"must be 'work' or 'root', got {self.under!r}")
+
+    def texts(self) -> Iterator[tuple[str, object]]:
+        yield "path", self.path
+        yield "target", self.target
+
+    def execute(self, run: Run) -> None:
+        base = run.instance.work if self.under == "work" else run.instance.root
+        rel, target = run.fill(self.path), run.fill(self.target)
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
+        run.instance.recorder.note(f"linked {rel} -> {target}")
+
+
+def link(path: str, target: str, *, under: str = "work") -> Link:
+    """A symbolic link between steps: ``link("link.txt", "{root}/outside.txt")``."""
+    return Link(path=path, target=target, under=under)

@@ -16,6 +16,7 @@ from .http_service import HttpRequest, HttpService, serve_http, start_http_servi
 from .loopback import NotLoopback, require_loopback
 from .mcp_server import (
     McpCall,
+    McpRecord,
     McpServer,
     McpServerError,
     McpTransport,
@@ -30,6 +31,7 @@ __all__ = [
     "HttpRequest",
     "HttpService",
     "McpCall",
+    "McpRecord",
     "McpServer",
     "McpServerError",
     "McpTransport",

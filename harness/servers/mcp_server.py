@@ -47,6 +47,7 @@ __all__ = [
     "SERVER_NAME",
     "TOOLS",
     "McpCall",
+    "McpRecord",
     "McpServer",
     "McpServerError",
     "McpTransport",
@@ -136,14 +137,12 @@ def stdio_command(record: Path, *, python: str | None = None) -> tuple[str, list
     return exe, ["-m", _PROGRAM, "--transport", "stdio", "--record", path]
 
 
-class McpServer:
-    """A running SSE or streamable-HTTP MCP server: its URL, its records, its process."""
+class McpRecord:
+    """What a server recorded in ``record``, read back: a stdio server contenox spawned
+    leaves only this file; :class:`McpServer` adds the process the harness started."""
 
-    def __init__(self, transport: McpTransport, url: str, record: Path, process: Process) -> None:
-        self.transport = transport
-        self.url = url
+    def __init__(self, record: Path) -> None:
         self.record = record
-        self.process = process
 
     def records(self) -> list[McpCall]:
         """Every MCP message received so far."""
@@ -157,15 +156,29 @@ class McpServer:
             if r.method == "tools/call" and (tool is None or r.tool == tool)
         ]
 
+    def describe(self) -> str:
+        """The records so far, for a failure message."""
+        lines = [f"records ({self.record}):"]
+        lines += [f"  {r}" for r in self.records()] or ["  (none)"]
+        return "\n".join(lines)
+
+
+class McpServer(McpRecord):
+    """A running SSE or streamable-HTTP MCP server: its URL, its records, its process."""
+
+    def __init__(self, transport: McpTransport, url: str, record: Path, process: Process) -> None:
+        super().__init__(record)
+        self.transport = transport
+        self.url = url
+        self.process = process
+
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """SIGTERM the server's group, SIGKILL what is left after ``timeout``."""
         self.process.kill(grace=timeout)
 
     def describe(self) -> str:
         """The server's argv, state, output and records, for a failure message."""
-        lines = [self.process.describe(), f"records ({self.record}):"]
-        lines += [f"  {r}" for r in self.records()] or ["  (none)"]
-        return "\n".join(lines)
+        return f"{self.process.describe()}\n{super().describe()}"
 
 
 def start_mcp_server(

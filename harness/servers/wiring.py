@@ -26,10 +26,17 @@ from ..dialog import Script
 if TYPE_CHECKING:
     from ..instance import Instance
 
-__all__ = ["OPEN_ENVELOPE", "model_view", "offered_roster", "open_envelope", "run_mission"]
+__all__ = [
+    "OPEN_ENVELOPE",
+    "OPEN_ENVELOPE_TOML",
+    "model_view",
+    "offered_roster",
+    "open_envelope",
+    "run_mission",
+]
 
 OPEN_ENVELOPE = "e2e_open"
-_ENVELOPE = f"""
+OPEN_ENVELOPE_TOML = f"""
 
 # Added by the e2e harness (harness/servers/wiring.py): every tool runs unasked.
 [envelopes.{OPEN_ENVELOPE}]
@@ -51,7 +58,7 @@ def open_envelope(instance: Instance) -> str:
             f"{path} does not exist: run instance.init() before open_envelope()"
         )
     with path.open("a", encoding="utf-8") as toml:
-        toml.write(_ENVELOPE)
+        toml.write(OPEN_ENVELOPE_TOML)
     return OPEN_ENVELOPE
 
 
