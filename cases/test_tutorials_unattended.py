@@ -252,13 +252,15 @@ AN_APPROVE_ASKS_AN_EMPTY_ROOM = Case(
         ),
         await_ask("ask", tool="local_fs.write_file", kind="permission", run="fire"),
         probe("the vault while the ask waits", listing("vault"), expect=[]),
-        signal("fire"),
-        wait("fire", exit_code="non-zero"),
+        # Read while the ask waits: once the fire is interrupted the unit is torn down,
+        # and its status then is `open` or `derailed` as the teardown races it.
         step(
             "mission",
             "list",
             stdout_has=[re.compile(r"vaultfiler\s+hitl-policy-vault\.json\s+open")],
         ),
+        signal("fire"),
+        wait("fire", exit_code="non-zero"),
     ],
     probes=[probe("the vault after the fire ended", listing("vault"), expect=[])],
 )
