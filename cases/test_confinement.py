@@ -960,7 +960,11 @@ QUESTION = Script(
 def _unit_messages(instance: Instance) -> list[str]:
     """Every message the run's unit recorded (``session show`` of the acp-client session)."""
     [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
-    return [m.content for m in transcript(instance, unit.id).messages]
+    texts = [m.content for m in transcript(instance, unit.id).messages]
+    # Up to mission_finish's result: the closing text after it is served or not as the
+    # unit's teardown races it.
+    ends = [i for i, t in enumerate(texts) if t.startswith("mission finished as ")]
+    return texts[: ends[0] + 1] if ends else texts
 
 
 ANSWERED_QUESTION = Case(

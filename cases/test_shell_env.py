@@ -220,7 +220,10 @@ STRICT_BASE = {
     "SHELL",
 }
 
-_STRICT_PROBES = {name: f"probe-{name.lower()}" for name in STRICT_BASE - {"PATH", "TMPDIR"}}
+# Sorted: a set's order changes with each process's hash seed, and the env is in the transcript.
+_STRICT_PROBES = {
+    name: f"probe-{name.lower()}" for name in sorted(STRICT_BASE - {"PATH", "TMPDIR"})
+}
 
 
 def _outside_strict(instance: Instance) -> list[str]:
