@@ -253,45 +253,45 @@ NOTHING_RESOLVES = Case(
     ],
 )
 
+# One field per declaration: `agent list` reports a declaration's fields in
+# Go map order (a different order each run), declarations in file order.
 NOT_CARRIED_FIELDS = Case(
     name="memory isolation and color are reported as not carried",
     files={
-        ".contenox/agents/extras.md": _decl(
-            "extras", "tools: Read\nmemory: project\nisolation: worktree\ncolor: blue"
-        )
+        ".contenox/agents/extras-a.md": _decl("extras-a", "tools: Read\nmemory: project"),
+        ".contenox/agents/extras-b.md": _decl("extras-b", "tools: Read\nisolation: worktree"),
+        ".contenox/agents/extras-c.md": _decl("extras-c", "tools: Read\ncolor: blue"),
     },
     steps=[
         step(
             "agent",
             "list",
             notices_has=[
-                "not carried  extras: memory",
-                "not carried  extras: isolation",
-                "not carried  extras: color",
+                "not carried  extras-a: memory",
+                "not carried  extras-b: isolation",
+                "not carried  extras-c: color",
             ],
-            stdout_has=[re.compile(r"\bextras\s+discovered")],
+            stdout_has=[re.compile(r"\bextras-a\s+discovered")],
         )
     ],
-    # `agent list` prints the not-carried lines in a different order each run.
-    snapshot=False,
 )
 
 REPLACED_FIELDS = Case(
     name="hooks skills and background are reported with what replaces them",
     files={
-        ".contenox/agents/extras.md": _decl(
-            "extras", "tools: Read\nhooks: {}\nskills: [timesheet]\nbackground: true"
-        )
+        ".contenox/agents/extras-a.md": _decl("extras-a", "tools: Read\nhooks: {}"),
+        ".contenox/agents/extras-b.md": _decl("extras-b", "tools: Read\nskills: [timesheet]"),
+        ".contenox/agents/extras-c.md": _decl("extras-c", "tools: Read\nbackground: true"),
     },
     steps=[
         step(
             "agent",
             "list",
             notices_has=[
-                "not carried  extras: hooks — contenox governs these in the runtime",
-                "not carried  extras: skills — skills are files the agent reads",
+                "not carried  extras-a: hooks — contenox governs these in the runtime",
+                "not carried  extras-b: skills — skills are files the agent reads",
                 re.compile(r"write \{\{skills\}\} in the declaration body"),
-                "not carried  extras: background — already the default",
+                "not carried  extras-c: background — already the default",
             ],
         )
     ],
