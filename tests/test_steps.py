@@ -61,7 +61,8 @@ import re
 import signal as sig
 from harness import (Case, Script, Turn, await_ask, background, column, edit, edit_dialog,
     group,
-    json_path, keys, probe, prompt, respond, satisfies, screen, signal, step, wait, write)
+    json_path, keys, probe, prompt, remove, respond, satisfies, screen, signal, step, wait,
+    write)
 from harness import probes
 
 TWO = Script(turns=["one", "two"])
@@ -199,6 +200,40 @@ EDITED = Case(
 """,
     )
     result.assert_outcomes(passed=1)
+
+
+def test_remove_deletes_a_file_between_steps_and_fails_naming_one_that_is_not_there(
+    suite: pytest.Pytester,
+) -> None:
+    result = run_cases(
+        suite,
+        """
+REMOVED = Case(
+    name="a file is removed between steps",
+    init=False,
+    files={"notes/gone.txt": "bye"},
+    home_files={"agents/biller.md": "x"},
+    steps=[
+        step("show-file", "notes/gone.txt", stdout_has=["bye"]),
+        remove("notes/gone.txt"),
+        step("show-file", "notes/gone.txt", exit_code="non-zero"),
+        remove("agents/biller.md", under="contenox"),
+        probe("biller.md is gone",
+              lambda i: (i.home / ".contenox/agents/biller.md").exists(), expect=False),
+    ],
+)
+
+MISSING = Case(
+    name="removing a file that is not there fails",
+    init=False,
+    steps=[remove("never/made.txt")],
+)
+""",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*remove 'never/made.txt' in the workspace: no such file*"])
+    snap = next(suite.path.rglob("test_a_file_is_removed_between_steps.yaml")).read_text()
+    assert "removed notes/gone.txt" in snap and "removed ~/.contenox/agents/biller.md" in snap, snap
 
 
 def test_a_step_runs_in_the_cwd_it_names_and_a_run_is_ready_on_stdout(
