@@ -38,6 +38,8 @@ _IDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A hex id contenox cut with an ellipsis ("Forked … to session \"31520946…\""):
     # all digits in some runs, so the letter the next shape needs may be missing.
     ("HEX", re.compile(rf"\b{_HEX}{{8,64}}(?=…)")),
+    # An event dispatch's request id (request=evt-<16 hex>): all digits in some runs.
+    ("HEX", re.compile(rf"(?<=\bevt-){_HEX}{{16}}\b")),
     # Short hex ids (session ids, hashes): a mix of digits and letters, 8+ long.
     ("HEX", re.compile(rf"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}{{8,64}}\b")),
 )

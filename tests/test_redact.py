@@ -43,6 +43,13 @@ def test_a_hex_id_cut_with_an_ellipsis_is_an_id_even_when_all_digits() -> None:
     )
 
 
+def test_an_event_request_id_is_numbered_in_order_even_when_all_digits() -> None:
+    # `events dispatch` prints request=evt-<16 hex>: all digits in some runs.
+    r = Redactor()
+    text = "request=evt-4681911933364760\nrequest=evt-0b4c2d9e8f7a6b5c\nevt-4681911933364760"
+    assert r(text) == "request=evt-[HEX1]\nrequest=evt-[HEX2]\nevt-[HEX1]"
+
+
 def test_words_and_plain_numbers_are_not_ids() -> None:
     r = Redactor()
     assert r("deadbeef 12345678 feedface landed 32768") == "deadbeef 12345678 feedface landed 32768"
