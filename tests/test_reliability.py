@@ -87,7 +87,11 @@ def _sleeping(pidfile):
 def test_leaks_a_daemon(instance):
     pidfile = os.path.join(os.getcwd(), "daemons.pid")
     daemon = f"echo $$ >> {pidfile}; exec sleep 301 </dev/null >/dev/null 2>&1"
-    instance.run(["setsid", "-f", "sh", "-c", daemon], timeout=30).assert_success()
+    # The command returns only once the daemon wrote its pid, that is after its
+    # setsid(): a bare `setsid -f` returns at the fork, and the end-of-command
+    # group kill could reach the child before it left the group.
+    wait = f'setsid -f sh -c "$1"; while [ ! -s {pidfile} ]; do sleep 0.02; done'
+    instance.run(["sh", "-c", wait, "sh", daemon], timeout=30).assert_success()
     # setsid -f returns once it has forked: wait until the daemon is the sleep,
     # or the end-of-session sweep can kill it before it wrote its pid.
     deadline = time.monotonic() + 30
