@@ -28,15 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import signal as _signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from ..checks import check_step
 from ..command import Result
 from ..dialog import Script
+from . import containment
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -476,8 +479,12 @@ class Step(Expect, Action):
             # The transcript says where the command ran: a bare argv would read
             # as if it ran in the workspace.
             rel = run.fill(self.cwd)
-            cwd = run.instance.root / rel
-            cwd.mkdir(parents=True, exist_ok=True)
+            root = run.instance.root
+            with run.touching("cwd", self.cwd):
+                cwd = run.path("cwd", self.cwd, root, "dir")
+                containment.make_dirs(cwd, root)
+                if not cwd.is_dir():
+                    raise containment.Escape("is not a directory", str(cwd))
             run.instance.recorder.note(f"in {rel}/")
         result = run.instance.contenox(
             *[run.fill(a) for a in self.args],
@@ -777,16 +784,13 @@ class Write(Action):
         yield "text", self.text
 
     def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
         rel = run.fill(self.path)
-        text = run.fill(self.text)
-        if self.home:
-            target = run.instance.home / ".contenox" / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            run.instance.recorder.note(f"wrote ~/.contenox/{rel}")
-        else:
-            run.instance.write(rel, text)
-            run.instance.recorder.note(f"wrote {rel}")
+        base = run.instance.home / ".contenox" if self.home else run.instance.work
+        with run.touching("path", self.path):
+            target = run.path("path", self.path, base)
+            containment.write(target, run.instance.root, run.fill(self.text))
+        run.instance.recorder.note(f"wrote ~/.contenox/{rel}" if self.home else f"wrote {rel}")
 
 
 def write(path: str, text: str, *, home: bool = False) -> Write:
@@ -795,6 +799,17 @@ def write(path: str, text: str, *, home: bool = False) -> Write:
 
 
 _UNDER = {"work": "the workspace", "contenox": "~/.contenox", "home": "the scratch $HOME"}
+
+
+def _base(run: Run, under: str) -> Path:
+    """The directory an ``under=`` names."""
+    instance = run.instance
+    return {
+        "work": instance.work,
+        "contenox": instance.home / ".contenox",
+        "home": instance.home,
+        "root": instance.root,
+    }[under]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -845,13 +860,10 @@ class Edit(Action):
     def execute(self, run: Run) -> None:
         __tracebackhide__ = True
         rel = run.fill(self.path)
-        base = {
-            "work": run.instance.work,
-            "contenox": run.instance.home / ".contenox",
-            "home": run.instance.home,
-        }[self.under]
-        target = base / rel
-        text = target.read_text(encoding="utf-8") if target.exists() else ""
+        root = run.instance.root
+        with run.touching("path", self.path):
+            target = run.path("path", self.path, _base(run, self.under))
+            text = containment.read_text(target, root) or ""
         for pattern, replacement in self.replace.items():
             text, count = re.subn(pattern, run.fill(replacement), text)
             if not count:
@@ -859,10 +871,8 @@ class Edit(Action):
                     f"edit {rel!r} in {_UNDER[self.under]}: {pattern!r} matches nothing in\n{text}"
                 )
         text += run.fill(self.append)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        if self.executable:
-            target.chmod(0o755)
+        with run.touching("path", self.path):
+            containment.write(target, root, text, executable=self.executable)
         shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
         changes = [f"replaced {p!r}" for p in self.replace] + (["appended"] if self.append else [])
         changes += ["made executable"] if self.executable else []
@@ -908,16 +918,14 @@ class Remove(Action):
         yield "path", self.path
 
     def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
         rel = run.fill(self.path)
-        base = {
-            "work": run.instance.work,
-            "contenox": run.instance.home / ".contenox",
-            "home": run.instance.home,
-        }[self.under]
-        target = base / rel
-        if not target.is_file():
+        # The entry itself: a link is removed, never what it points at.
+        with run.touching("path", self.path):
+            target = run.path("path", self.path, _base(run, self.under), "entry")
+            removed = containment.unlink(target, run.instance.root)
+        if not removed:
             raise AssertionError(f"remove {rel!r} in {_UNDER[self.under]}: no such file")
-        target.unlink()
         shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
         run.instance.recorder.note(f"removed {shown_path}")
 
@@ -940,8 +948,12 @@ class EditDialog(Action):
             raise problem("script", f"must be a Script, got {self.script!r}")
 
     def execute(self, run: Run) -> None:
-        path = run.dialog_paths[self.backend]
-        self.script.write(path)
+        __tracebackhide__ = True
+        written = run.dialog_paths[self.backend]
+        # The dialog file may have been removed and made a link since it was registered.
+        path = run.path("dialog", written.name, written.parent, fill=False)
+        with run.touching("dialog", str(written), fill=False):
+            self.script.write(path)
         run.instance.recorder.note(
             f"edited dialog {self.backend}: " + " / ".join(_turn_line(t) for t in self.script.turns)
         )
@@ -1421,12 +1433,23 @@ class Link(Action):
         yield "target", self.target
 
     def execute(self, run: Run) -> None:
-        base = run.instance.work if self.under == "work" else run.instance.root
+        __tracebackhide__ = True
+        root = run.instance.root
         rel, target = run.fill(self.path), run.fill(self.target)
-        path = base / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.symlink_to(target)
-        run.instance.recorder.note(f"linked {rel} -> {target}")
+        with run.touching("target", self.target):
+            containment.check_text(target)
+        with run.touching("path", self.path):
+            path = run.path("path", self.path, _base(run, self.under), "entry")
+            containment.symlink(path, root, target)
+        # Where it points may be anywhere; nothing is written, edited or removed
+        # through it (each of those resolves its path), and the transcript says so.
+        points = os.path.realpath(os.path.join(path.parent, target))
+        outside = (
+            ""
+            if containment.inside(points, os.path.realpath(root))
+            else " (outside the scratch root)"
+        )
+        run.instance.recorder.note(f"linked {rel} -> {target}{outside}")
 
 
 def link(path: str, target: str, *, under: str = "work") -> Link:
