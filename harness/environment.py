@@ -6,7 +6,8 @@ contenox through the old one), and every ambient setting it lets through
 (``EDITOR``, ``TMUX``, ``XDG_*``) is one more way a case depends on the machine
 it runs on. So a child gets exactly:
 
-- from the parent: ``PATH``, ``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``;
+- from the parent: ``PATH``, ``LANGUAGE``, ``TZ`` and the locale variables
+  (:data:`LOCALE_VARS`: ``LANG``, ``LC_ALL``, ``LC_CTYPE``, … by name, not ``LC_*``);
 - pinned by the harness: ``HOME``, ``TMPDIR``, ``TERM`` and the session marker
   :data:`SESSION_VAR`;
 - what the case adds explicitly (``env=`` of a step or a command).
@@ -30,6 +31,7 @@ from pathlib import Path
 __all__ = [
     "AMBIENT",
     "GO_VARS",
+    "LOCALE_VARS",
     "PINNED_TERM",
     "SESSION_VAR",
     "child_env",
@@ -47,8 +49,27 @@ PINNED_TERM = "dumb"
 
 # Taken from the parent as they are: where programs are, how text is encoded,
 # what time zone clocks print in. Nothing else of the parent's reaches a child.
-AMBIENT = frozenset({"PATH", "LANG", "LANGUAGE", "TZ"})
-_AMBIENT_PREFIXES = ("LC_",)
+# The locale variables POSIX names, and glibc's extra categories: exact names,
+# never an LC_ prefix (LC_ADV_API_KEY is a secret, not a locale).
+LOCALE_VARS = frozenset(
+    {
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_COLLATE",
+        "LC_MESSAGES",
+        "LC_MONETARY",
+        "LC_NUMERIC",
+        "LC_TIME",
+        "LC_ADDRESS",
+        "LC_IDENTIFICATION",
+        "LC_MEASUREMENT",
+        "LC_NAME",
+        "LC_PAPER",
+        "LC_TELEPHONE",
+    }
+)
+AMBIENT = frozenset({"PATH", "LANGUAGE", "TZ"}) | LOCALE_VARS
 
 # What `go build` / `go install` read: caches, module proxy and checksum
 # database, toolchain selection, and the proxies and CA bundle a download
@@ -129,7 +150,7 @@ def _register() -> None:
 
 
 def _ambient(source: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in source.items() if k in AMBIENT or k.startswith(_AMBIENT_PREFIXES)}
+    return {k: v for k, v in source.items() if k in AMBIENT}
 
 
 def child_env(

@@ -169,3 +169,22 @@ def test_the_session_token_names_this_process_and_its_start(tmp_path: Path) -> N
     pid, start, _ = session_token().split(".")
     assert int(pid) == os.getpid()
     assert start == process_start(os.getpid())
+
+
+def test_only_the_locale_variables_posix_names_reach_contenox_not_an_lc_prefix(
+    tmp_path: Path, recorder: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.environment import LOCALE_VARS
+
+    for name in LOCALE_VARS:
+        monkeypatch.setenv(name, "C.UTF-8")
+    for name in ("LC_ADV_API_KEY", "LC_ANYTHING_API_KEY", "LC_", "LCX_ALL"):
+        monkeypatch.setenv(name, f"secret-value-of-{name}")
+    inst = Instance.create(tmp_path / "case", binary=recorder("contenox"))
+    inst.must("version")
+    [record] = _recorded(tmp_path)
+    env = record["env"]
+    assert isinstance(env, dict)
+    assert _leaks(env) == []
+    assert {k for k in env if k.startswith("LC")} == LOCALE_VARS - {"LANG"}
+    assert env["LANG"] == "C.UTF-8" and env["LC_TELEPHONE"] == "C.UTF-8"

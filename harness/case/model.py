@@ -5,7 +5,8 @@ positive seconds``). The Case then checks what only the whole can tell, and
 names the case, the step index and the field: that every ``{placeholder}``
 refers to a capture an earlier step defines, that ``wait``/``signal`` name a
 background run started before and every background run is waited for, and
-that ``files``/``home_files`` stay inside the scratch root.
+that ``files``/``home_files`` stay inside the scratch root, each naming a
+file (not ``.``, not the directory of another) in text UTF-8 can encode.
 """
 
 from __future__ import annotations
@@ -13,12 +14,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import pytest
 
 from ..checks import check_case
 from ..dialog import DialogError, Script
-from .steps import Action, CaseError, Probe, Prompt, Screen, placeholders
+from .steps import (
+    Action,
+    CaseError,
+    Probe,
+    Prompt,
+    Screen,
+    _unencodable,
+    names_a_directory,
+    placeholders,
+)
 
 __all__ = ["DEFECT_PREFIX", "Case", "defect"]
 
@@ -107,6 +118,7 @@ class Case:
 
     def _check_files(self) -> None:
         for kind in ("files", "home_files"):
+            placed: dict[PurePosixPath, str] = {}
             for path, text in getattr(self, kind).items():
                 if not _inside_root(path):
                     raise self._problem(
@@ -114,8 +126,38 @@ class Case:
                         repr(path),
                         "leaves the scratch root; give a relative path without '..'",
                     )
+                if names_a_directory(path):
+                    raise self._problem(
+                        kind,
+                        repr(path),
+                        "names a directory, not a file; give the file's name, e.g. 'notes.txt'",
+                    )
                 if not isinstance(text, str):
                     raise self._problem(kind, repr(path), f"must be text, got {text!r}")
+                for name, value in (("path", path), ("text", text)):
+                    bad = _unencodable(value)
+                    if bad is not None:
+                        raise self._problem(
+                            kind,
+                            repr(path),
+                            f"{name} holds {bad[0][bad[1]]!r} at index {bad[1]}: a lone "
+                            "surrogate, which is no text (UTF-8 cannot encode it)",
+                        )
+                pure = PurePosixPath(path.replace("\\", "/"))
+                for other, given in placed.items():
+                    if other == pure:
+                        raise self._problem(
+                            kind, repr(path), f"names the same file as {given!r}; give it once"
+                        )
+                    if other in pure.parents or pure in other.parents:
+                        inner, outer = (path, given) if other in pure.parents else (given, path)
+                        raise self._problem(
+                            kind,
+                            repr(path),
+                            f"{outer!r} is a file and also the directory of {inner!r}; "
+                            "rename one of them",
+                        )
+                placed[pure] = path
 
     def _check_steps(self) -> None:
         # Defined before the first step: the scratch dirs and the dialog files.

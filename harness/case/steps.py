@@ -26,15 +26,21 @@ runner (``harness.case.runner``) only executes.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import difflib
+import functools
+import inspect
 import json
+import math
 import os
 import re
 import signal as _signal
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, ParamSpec, TypeAlias, TypeVar
 
 from ..checks import check_step
 from ..command import Result
@@ -98,6 +104,139 @@ PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 class CaseError(ValueError):
     """A case that cannot be run as written; the message says what to change."""
+
+
+# --------------------------------------------------------------------------- where a step is built
+
+# A step is built before the Case that holds it (Python evaluates the list
+# first), so a bad value raises before any Case knows of it. To name the case
+# anyway, the refusal reads the source at the call site: the ``Case(...)`` call
+# the step is written in, its name, and the index in its ``steps``/``probes``.
+
+_HARNESS = str(Path(__file__).resolve().parent.parent)
+
+
+def _call_site() -> tuple[str, int, int | None] | None:
+    """(file, line, column) of the first call outside the harness: where a step is written."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith((_HARNESS, "<")) or name.endswith(os.sep + "dataclasses.py")):
+            positions = list(frame.f_code.co_positions())
+            index = frame.f_lasti // 2
+            if 0 <= index < len(positions):
+                line, _, col, _ = positions[index]
+                if line is not None:
+                    return name, line, col
+            return name, frame.f_lineno, None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def _module(filename: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(filename).read_bytes(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _spans(node: ast.expr, line: int, col: int | None) -> bool:
+    end_line = node.end_lineno or node.lineno
+    if col is None:
+        return node.lineno <= line <= end_line
+    end_col = node.end_col_offset if node.end_col_offset is not None else 1 << 30
+    return (node.lineno, node.col_offset) <= (line, col) < (end_line, end_col)
+
+
+def _callee(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _case_of(filename: str, line: int, col: int | None) -> tuple[str, str] | None:
+    """The name of the ``Case(...)`` written around (line, col) and where in it: ``steps[3]``."""
+    tree = _module(filename)
+    if tree is None:
+        return None
+    found: ast.Call | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node.func) == "Case" and _spans(node, line, col):
+            if found is None or _spans(found, node.lineno, node.col_offset):
+                found = node  # the innermost
+    if found is None:
+        return None
+    given = [k.value for k in found.keywords if k.arg == "name"] + found.args[:1]
+    name = "?"
+    if given and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str):
+        name = given[0].value
+    for keyword in found.keywords:
+        if keyword.arg in ("steps", "probes") and isinstance(keyword.value, (ast.List, ast.Tuple)):
+            spread = False
+            for index, element in enumerate(keyword.value.elts):
+                if _spans(element, line, col):
+                    return name, f"{keyword.arg}[{'…' if spread else index}]"
+                spread = spread or isinstance(element, ast.Starred)
+    return name, "a step"
+
+
+def written_in(kind: str) -> str:
+    """``case 'NAME': steps[3] (kind) at file:line: `` for a step written in a Case, else ``''``."""
+    site = _call_site()
+    if site is None:
+        return ""
+    filename, line, col = site
+    found = _case_of(filename, line, col)
+    if found is None:
+        return ""
+    try:
+        shown = os.path.relpath(filename)
+    except ValueError:
+        shown = filename
+    name, where = found
+    return f"case {name!r}: {where} ({kind}) at {shown}:{line}: "
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _builds(cls: type[Action]) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A step factory whose wrong keyword (or argument count) is a CaseError naming the case."""
+
+    def decorate(factory: Callable[_P, _R]) -> Callable[_P, _R]:
+        signature = inspect.signature(factory)
+        params = signature.parameters.values()
+        allowed = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+            allowed |= {f.name for f in fields if f.init} - {"args"}
+
+        @functools.wraps(factory)
+        def built(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            for keyword in kwargs:
+                if keyword not in allowed:
+                    close = difflib.get_close_matches(keyword, allowed, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise CaseError(
+                        f"{written_in(cls.kind) or _at()}{factory.__name__}() takes no keyword "
+                        f"{keyword!r}{hint}; it takes {', '.join(sorted(allowed))}"
+                    )
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as err:
+                raise CaseError(f"{written_in(cls.kind) or _at()}{err}") from None
+            return factory(*args, **kwargs)
+
+        return built
+
+    return decorate
+
+
+def _at() -> str:
+    site = _call_site()
+    return f"{os.path.relpath(site[0])}:{site[1]}: " if site is not None else ""
 
 
 # --------------------------------------------------------------------------- placeholders
@@ -276,12 +415,13 @@ class Action:
     def __post_init__(self) -> None:
         self._prepare()
         self.check(self._problem)
+        _check_text(self, self._problem)
 
     def _prepare(self) -> None:
         """Normalise sequences to tuples, mappings to dicts."""
 
     def _problem(self, name: str, message: str) -> CaseError:
-        return CaseError(f"{type(self).__name__} {name} {message}")
+        return CaseError(f"{written_in(self.kind)}{type(self).__name__} {name} {message}")
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         """Raise ``problem(field, message)`` for anything malformed."""
@@ -298,13 +438,61 @@ def _tuple(value: object) -> tuple[Any, ...]:
     return tuple(value)  # type: ignore[arg-type]
 
 
+# A wait longer than this is no timeout at all: a case that hangs would hang the run.
+MAX_TIMEOUT = 24 * 3600.0
+
+
 def _timeout(value: object, name: str, problem: Callable[[str, str], CaseError]) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise problem(name, f"must be a number of seconds, got {value!r}")
-    if value <= 0:
-        raise problem(name, f"must be positive seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise problem(name, f"must be positive seconds, a finite number, got {value!r}")
+    if value > MAX_TIMEOUT:
+        raise problem(
+            name, f"must be at most a day ({MAX_TIMEOUT:.0f} seconds), got {value!r}: no timeout"
+        )
+
+
+def _unencodable(value: object) -> tuple[str, int] | None:
+    """The first string in ``value`` (nested in lists, tuples, dicts, regexes) that is not
+    text UTF-8 can encode (a lone surrogate), and the index of the bad character."""
+    if isinstance(value, re.Pattern):
+        value = value.pattern
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return value, err.start
+        return None
+    items: Iterator[object]
+    if isinstance(value, Mapping):
+        items = (x for pair in value.items() for x in pair)
+    elif isinstance(value, (list, tuple)):
+        items = iter(value)
+    else:
+        return None
+    for item in items:
+        bad = _unencodable(item)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _check_text(action: object, problem: Callable[[str, str], CaseError]) -> None:
+    """Every string field of a step is text: a lone surrogate fails when it is written out."""
+    if not dataclasses.is_dataclass(action):
+        return
+    for f in dataclasses.fields(action):
+        bad = _unencodable(getattr(action, f.name))
+        if bad is not None:
+            text, at = bad
+            raise problem(
+                f.name,
+                f"holds {text[at]!r} at index {at} of {text!r}: a lone surrogate, which is no "
+                "text (UTF-8 cannot encode it); write the character itself",
+            )
 
 
 def _strings(value: object, name: str, problem: Callable[[str, str], CaseError]) -> None:
@@ -435,7 +623,10 @@ class Step(Expect, Action):
     def _prepare(self) -> None:
         # Types, NUL bytes and env overrides that would leave the scratch root,
         # checked on the fields as written, before they are normalised.
-        check_step(self, CaseError)
+        try:
+            check_step(self, CaseError)
+        except CaseError as err:
+            raise CaseError(f"{written_in(self.kind)}{err}") from None
         if not isinstance(self.args, str):
             object.__setattr__(self, "args", _tuple(self.args))
         object.__setattr__(self, "env", dict(self.env))
@@ -497,6 +688,7 @@ class Step(Expect, Action):
         run.check(self, result)
 
 
+@_builds(Step)
 def step(*args: str, **expect: Any) -> Step:
     """A :class:`Step` for ``contenox <args>``; keywords are its expectations.
 
@@ -579,6 +771,7 @@ class Background(Action):
             )
 
 
+@_builds(Background)
 def background(name: str, *args: str, stdin: str | None = None, **kw: Any) -> Background:
     """Start ``contenox <args>`` in the background under ``name``.
 
@@ -614,6 +807,7 @@ class Wait(Expect, Action):
         run.check(self, result)
 
 
+@_builds(Wait)
 def wait(name: str, *, timeout: float = 90.0, **expect: Any) -> Wait:
     """Wait for background run ``name`` to end; keywords are a command step's expectations."""
     return Wait(name=name, timeout=timeout, **expect)
@@ -630,6 +824,12 @@ class Signal(Action):
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if isinstance(self.signal, bool) or not isinstance(self.signal, int):
             raise problem("signal", f"must be a signal number (signal.SIGINT), got {self.signal!r}")
+        if self.signal not in _signal.valid_signals():
+            raise problem(
+                "signal",
+                f"{self.signal!r} is no signal this platform defines; give one such as "
+                "signal.SIGINT or signal.SIGTERM",
+            )
 
     def needs_process(self) -> str | None:
         return self.name
@@ -640,6 +840,7 @@ class Signal(Action):
         run.processes[self.name].signal(sig)
 
 
+@_builds(Signal)
 def signal(name: str, sig: int = _signal.SIGINT) -> Signal:
     """Send ``sig`` (SIGINT by default, as Ctrl-C does) to background run ``name``."""
     return Signal(name=name, signal=sig)
@@ -695,6 +896,7 @@ class AwaitAsk(Action):
         run.remember(f"{self.name}_mission", ask.mission)
 
 
+@_builds(AwaitAsk)
 def await_ask(
     name: str,
     *,
@@ -742,6 +944,7 @@ class Respond(Expect, Action):
         run.check(self, result)
 
 
+@_builds(Respond)
 def respond(
     name: str,
     verdict: Literal["approve", "deny"] | None = None,
@@ -765,6 +968,20 @@ def _relative(path: object, name: str, problem: Callable[[str, str], CaseError])
         raise problem(name, f"{path!r} leaves the scratch root; give a path inside it")
 
 
+def names_a_directory(path: str) -> bool:
+    """Whether a relative path names a directory as written (``.``, ``a/``, ``a/.``)."""
+    return path.replace("\\", "/").split("/")[-1] in ("", ".", "..")
+
+
+def _file(path: object, name: str, problem: Callable[[str, str], CaseError]) -> None:
+    """A relative path inside the scratch root that names a file, not a directory."""
+    _relative(path, name, problem)
+    if isinstance(path, str) and names_a_directory(path):
+        raise problem(
+            name, f"{path!r} names a directory, not a file; give the file's name, e.g. 'notes.txt'"
+        )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Write(Action):
     """Write ``text`` to ``path`` in the workspace (``home=True``: under ``~/.contenox``)."""
@@ -775,7 +992,7 @@ class Write(Action):
     home: bool = False
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if not isinstance(self.text, str):
             raise problem("text", f"must be a string, got {type(self.text).__name__}")
 
@@ -793,6 +1010,7 @@ class Write(Action):
         run.instance.recorder.note(f"wrote ~/.contenox/{rel}" if self.home else f"wrote {rel}")
 
 
+@_builds(Write)
 def write(path: str, text: str, *, home: bool = False) -> Write:
     """Change a file between steps: ``write("notes.txt", "hello")``."""
     return Write(path=path, text=text, home=home)
@@ -836,7 +1054,7 @@ class Edit(Action):
         object.__setattr__(self, "replace", dict(self.replace))
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if self.under not in _UNDER:
             raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
         if not isinstance(self.append, str):
@@ -879,6 +1097,7 @@ class Edit(Action):
         run.instance.recorder.note(f"edited {shown_path}: {', '.join(changes)}")
 
 
+@_builds(Edit)
 def edit(
     path: str,
     *,
@@ -910,7 +1129,7 @@ class Remove(Action):
     under: str = "work"
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if self.under not in _UNDER:
             raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
 
@@ -930,6 +1149,7 @@ class Remove(Action):
         run.instance.recorder.note(f"removed {shown_path}")
 
 
+@_builds(Remove)
 def remove(path: str, *, under: str = "work") -> Remove:
     """Delete a file between steps: ``remove("agents/biller.md", under="contenox")``."""
     return Remove(path=path, under=under)
@@ -965,6 +1185,7 @@ def _turn_line(turn: object) -> str:
     return _turn(turn)
 
 
+@_builds(EditDialog)
 def edit_dialog(script: Script, *, backend: str = "scripted") -> EditDialog:
     """Rewrite a registered dialog's file between steps."""
     return EditDialog(script=script, backend=backend)
@@ -1133,6 +1354,7 @@ class Prompt(Action):
             )
 
 
+@_builds(Prompt)
 def prompt(text: str, **expect: Any) -> Prompt:
     """A prompt over the case's ACP session: ``prompt("hi", text_has=["Hello."])``."""
     return Prompt(text=text, **expect)
@@ -1203,6 +1425,7 @@ class Screen(Action):
                 )
 
 
+@_builds(Screen)
 def screen(
     shows: Expectation | None = None,
     *,
@@ -1240,6 +1463,7 @@ class Keys(Action):
             run.term.send(text)
 
 
+@_builds(Keys)
 def keys(text: str, *, enter: bool = True) -> Keys:
     """Type ``text`` (and Enter) into the terminal the case opened."""
     return Keys(text=text, enter=enter)
@@ -1341,6 +1565,7 @@ class Probe(Action):
             raise AssertionError(f"probe {self.name!r}: expected {self.expect!r}, got {value!r}")
 
 
+@_builds(Probe)
 def probe(
     name: str,
     read: Callable[..., object],
@@ -1358,6 +1583,7 @@ def probe(
     return Probe(name=name, read=read, args=args, expect=expect, capture=capture)
 
 
+@_builds(Probe)
 def output_of(*args: str, expect: object = _NOTHING) -> Probe:
     """The stdout of ``contenox <args>`` (which must exit 0), as captured state."""
 
@@ -1400,6 +1626,7 @@ class AcpTurn(Probe):
             )
 
 
+@_builds(AcpTurn)
 def acp_turn(name: str, read: Callable[[Any], object], *, expect: object = _NOTHING) -> AcpTurn:
     """A probe of the last ACP prompt's turn: ``acp_turn("cards", lambda t: t.update_kinds,
     expect=[...])``. Put it after a ``prompt(...)``."""
@@ -1422,7 +1649,7 @@ class Link(Action):
     under: str = "work"
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if not isinstance(self.target, str) or not self.target:
             raise problem("target", f"must be a path, got {self.target!r}")
         if self.under not in ("work", "root"):
@@ -1452,6 +1679,7 @@ class Link(Action):
         run.instance.recorder.note(f"linked {rel} -> {target}{outside}")
 
 
+@_builds(Link)
 def link(path: str, target: str, *, under: str = "work") -> Link:
     """A symbolic link between steps: ``link("link.txt", "{root}/outside.txt")``."""
     return Link(path=path, target=target, under=under)
