@@ -313,7 +313,7 @@ def outside_roots(rel: str) -> bool:
 
 
 @settings(
-    max_examples=400,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -343,6 +343,101 @@ def test_a_hostile_value_in_any_path_step_never_touches_the_sentinel(
             assert (
                 "case 'hostile'" in str(err) or "no such file" in str(err) or "matches" in str(err)
             ), str(err)
+    finally:
+        inst.close()
+        shutil.rmtree(inst.root, ignore_errors=True)
+    assert_unchanged(before, tree(hostile_base, outside_roots))
+
+
+# --------------------------------------------------------------------------- in-process, one at a time
+
+IN_PROCESS: list[tuple[str, Callable[[str], Case], str]] = [
+    (
+        "files through a link already in the workspace",
+        lambda s: Case(name="files", init=False, files={"out/x": "y"}, steps=[step("version")]),
+        "case 'files': setup files['out/x'] 'out/x' lies outside the scratch root "
+        "(it resolves to {S}/x)",
+    ),
+    (
+        "home_files through a link already in ~/.contenox",
+        lambda s: Case(name="home", init=False, home_files={"esc/x": "y"}, steps=[step("version")]),
+        "case 'home': setup home_files['esc/x'] 'esc/x' lies outside the scratch root",
+    ),
+    (
+        "a write onto a directory",
+        lambda s: Case(
+            name="onto a dir",
+            init=False,
+            steps=[probe("p", lambda i: "in", capture="p"), write("{p}", "x")],
+        ),
+        "case 'onto a dir': steps[1] (write) path '{p}' (filled: 'in') is a directory, not a file",
+    ),
+    (
+        "a cwd that is a file",
+        lambda s: Case(
+            name="cwd a file",
+            init=False,
+            files={"f.txt": "x"},
+            steps=[step("version", cwd="work/f.txt")],
+        ),
+        "case 'cwd a file': steps[0] (step) cwd 'work/f.txt' is not a directory",
+    ),
+    (
+        "a link target with a NUL",
+        lambda s: Case(
+            name="nul target",
+            init=False,
+            steps=[probe("p", lambda i: "a\0b", capture="p"), link("l", "{p}")],
+        ),
+        "case 'nul target': steps[1] (link) target '{p}' (filled: 'a\\x00b') holds a NUL byte",
+    ),
+    (
+        "a placeholder filled with a lone surrogate",
+        lambda s: Case(
+            name="surrogate",
+            init=False,
+            steps=[probe("p", lambda i: "x\ud800", capture="p"), edit("{p}", append="y")],
+        ),
+        "case 'surrogate': steps[1] (edit) path '{p}' (filled: 'x\\ud800') is not valid text",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "refusal"), [c[1:] for c in IN_PROCESS], ids=[c[0] for c in IN_PROCESS]
+)
+def test_each_path_field_is_refused_when_it_runs_naming_the_case_step_and_field(
+    hostile_base: Path, build: Callable[[str], Case], refusal: str
+) -> None:
+    sentinel = hostile_base / "realhome" / ".contenox"
+    before = tree(hostile_base, outside_roots)
+    _made[0] += 1
+    inst = _instance(hostile_base, _made[0])
+    try:
+        with pytest.raises(AssertionError) as raised:
+            run_case(build(str(sentinel)), inst)
+    finally:
+        inst.close()
+        shutil.rmtree(inst.root, ignore_errors=True)
+    assert refusal.replace("{S}", str(sentinel)) in str(raised.value), str(raised.value)
+    assert_unchanged(before, tree(hostile_base, outside_roots))
+
+
+def test_removing_a_link_that_points_out_removes_the_link_never_its_target(
+    hostile_base: Path,
+) -> None:
+    sentinel = hostile_base / "realhome" / ".contenox"
+    before = tree(hostile_base, outside_roots)
+    _made[0] += 1
+    inst = _instance(hostile_base, _made[0])
+    case = Case(
+        name="unlinked",
+        init=False,
+        steps=[link("victim", str(sentinel / "victim")), remove("victim"), remove("out")],
+    )
+    try:
+        run_case(case, inst)
+        assert not os.path.lexists(inst.work / "victim") and not os.path.lexists(inst.work / "out")
     finally:
         inst.close()
         shutil.rmtree(inst.root, ignore_errors=True)
