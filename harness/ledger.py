@@ -190,8 +190,8 @@ def _cells(line: str) -> list[str] | None:
 
 def _status(cell: str, where: str) -> tuple[str, str]:
     for status in STATUSES:
-        if cell == status or cell.startswith((status + " ", status + "(")):
-            return status, cell[len(status) :].strip()
+        if cell == status or cell.startswith((status + " ", status + "(", status + ":")):
+            return status, cell[len(status) :].lstrip(":").strip()
     raise LedgerError(
         f"{where}: the status {cell!r} is not one of {', '.join(STATUSES)} "
         f"(a remark may follow the word, e.g. 'green (see …)')"

@@ -135,7 +135,7 @@ def first_words(text: str, n: int = 8) -> str:
 
 
 def _strip_quote(q: str) -> str:
-    return q.strip().strip(" .,;:!?\"'“”‘’|").strip()
+    return q.strip().strip(" .,;:!?\"'“”‘’|\\").strip()
 
 
 def quotes_in(cell: str) -> list[str]:
