@@ -101,6 +101,7 @@ def normalize(text: str) -> str:
     s = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", s)  # [text](url), ![alt](src)
     s = re.sub(r"\[([^\]]*)\]\[[^\]]*\]", r"\1", s)  # [text][ref]
     s = re.sub(r"<(https?://[^>]+)>", r"\1", s)  # <https://…>
+    s = re.sub(r"\[([^\]]*)\]", r"\1", s)  # a link quoted without its target
     s = _TAG.sub(" ", s)
     s = html.unescape(s)
     s = re.sub(r"\\(?=[^\w\s])", "", s)  # markdown escapes
