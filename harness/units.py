@@ -136,6 +136,7 @@ def first_words(text: str, n: int = 8) -> str:
 
 
 def _strip_quote(q: str) -> str:
+    q = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", q)  # a list item quoted with its marker
     return q.strip().strip(" .,;:!?\"'“”‘’|\\").strip()
 
 

@@ -348,6 +348,9 @@ def test_a_quote_tolerates_formatting_but_not_paraphrase() -> None:
     assert page.match("`--limit` — 50").units == (5,)  # a row, cells joined by a dash
     assert page.match("prints a line. It exits 0").units == (0, 1)  # spans two units
     assert page.match("The tool prints … the file exists").units == (0, 1)
+    assert page.match("- `--all` lists everything").units == (4,)  # with its list marker
+    assert page.match("See [the guide].").units == (9,)  # a link without its target
+    assert page.match('"It exits 0 on success, e.g. when the file exists."').units == (1,)
     assert page.match("The tool writes a line").units == ()
     assert page.match("The tool prints … the file is there").units == ()
     assert normalize("**`Bold`** [link](x) &amp; “q” — it") == 'bold link & "q"-it'
