@@ -14,7 +14,6 @@ Fixtures:
 from __future__ import annotations
 
 import os
-import re
 import signal
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -27,13 +26,15 @@ from .binary import Binary, BinaryError, resolve_binary
 from .case import DEFECT_PREFIX, Case, check_demand, run_case, transcript_head
 from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
+from .pending import discard_pending, failure_message, write_pending
 from .snapshot import DialogExtension, TranscriptExtension
 
 __all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_binary"]
 
 # The guards (basetemp, scratch paths), the reaping of orphans of runs killed
-# hard, build progress and the list of kept scratch roots live in their own plugin.
-pytest_plugins = ["harness.hardening"]
+# hard, build progress and the list of kept scratch roots live in their own plugin;
+# the grouping of pending transcripts at the end of a run in harness.pending.
+pytest_plugins = ["harness.hardening", "harness.pending"]
 
 _resolved: Binary | None = None
 _failed: BinaryError | None = None
@@ -175,21 +176,19 @@ def _snapshot_transcript(
 
 
 def _compare(snapshot: SnapshotAssertion, data: object, path: Path, item: pytest.Item) -> None:
+    """Compare with the snapshot; on a difference, leave the recording pending beside it."""
     __tracebackhide__ = True
     if snapshot == data:
+        # Equal (or just rewritten by --snapshot-update): an older pending file is stale.
+        discard_pending(path)
         return
+    recorded = str(snapshot.extension.serialize(data))
+    write_pending(path, recorded)
     try:
         shown: Path = path.relative_to(item.config.rootpath)
     except ValueError:
         shown = path
-    # Plain text: syrupy colours its diff per character, unreadable in a CI log.
-    diff = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(snapshot.get_assert_diff()))
-    pytest.fail(
-        f"{shown} differs from what this run recorded (- snapshot, + this run):\n{diff}\n"
-        f"if the new text is what a user should see: tox -e e2e -- -k {item.name} "
-        "--snapshot-update, then review and commit it",
-        pytrace=False,
-    )
+    pytest.fail(failure_message(path, recorded, shown, item.name), pytrace=False)
 
 
 @pytest.fixture
