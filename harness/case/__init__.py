@@ -84,7 +84,6 @@ from .steps import (
 
 __all__ = [
     "DEFECT_PREFIX",
-    "Defect",
     "SERVER_KINDS",
     "AcpTurn",
     "Action",
@@ -93,6 +92,7 @@ __all__ = [
     "Case",
     "CaseError",
     "Column",
+    "Defect",
     "Edit",
     "EditDialog",
     "Expect",

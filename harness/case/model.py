@@ -137,8 +137,11 @@ def quarantine_mark(found: Defect | str) -> pytest.MarkDecorator:
     """
     if isinstance(found, Defect):
         if found.docs_disagree:
-            return getattr(pytest.mark, DOCS_DISAGREE_MARK)(reason=found.reason, defect=found)
-        return pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + found.reason, defect=found)
+            mark: pytest.MarkDecorator = getattr(pytest.mark, DOCS_DISAGREE_MARK)
+            return mark.with_args(reason=found.reason, defect=found)
+        return pytest.mark.xfail.with_args(
+            strict=True, reason=DEFECT_PREFIX + found.reason, defect=found
+        )
     if not isinstance(found, str) or not found.strip():
         raise CaseError(
             "a defect needs what was observed and where; give defect(Defect(title=…, "
@@ -182,8 +185,8 @@ class Case:
     ``probes`` run after the steps and the model-demand check. A case of
     probes only (an empty-state promise) is allowed. ``defect`` (a
     :class:`Defect`) quarantines the case as a strict xfail, or, with
-    ``docs_disagree``, marks it a docs finding that runs. ``serves_all_turns=False`` accepts a run that
-    leaves turns unserved.
+    ``docs_disagree``, marks it a docs finding that runs.
+    ``serves_all_turns=False`` accepts a run that leaves turns unserved.
     """
 
     name: str
