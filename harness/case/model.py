@@ -22,7 +22,8 @@ A quarantine is a :class:`Defect`, built with exactly this signature::
 and given as ``Case(defect=Defect(...))`` or ``@defect(Defect(...))`` (also
 inside ``pytest.param(..., marks=defect(Defect(...)))``). A doc line's path is
 relative to contenox-docs/ (``reference/contenox-cli.md:317 "a project means
-one thing"``); a line range is ``path:132-136``. A confirmed defect is a strict
+one thing"``); a line range is ``path:132-136``; the binary's own help text, where
+no page says it, is `` `contenox run --help` "quote" ``. A confirmed defect is a strict
 xfail. ``docs_disagree=True`` is not: its case asserts what the binary does and
 what the reference pages (reference/contenox-cli.md, reference/config.md,
 reference/agents-config.md) say, and it runs green; ``promised`` and
@@ -46,8 +47,10 @@ __all__ = ["DEFECT_PREFIX", "DOCS_DISAGREE_MARK", "Case", "Defect", "defect", "q
 DEFECT_PREFIX = "confirmed defect: "
 DOCS_DISAGREE_MARK = "docs_disagree"
 
-# 'reference/contenox-cli.md:317 "a project means one thing"' (or path:132-136 "…").
+# 'reference/contenox-cli.md:317 "a project means one thing"' (or path:132-136 "…"), or
+# the binary's own help, which no page repeats: '`contenox run --help` "Piped stdin is …"'.
 DOC_LINE = re.compile(r'^(?P<path>[^\s:"]+\.md):(?P<start>\d+)(?:-(?P<end>\d+))? "(?P<quote>.+)"$')
+HELP_LINE = re.compile(r'^`contenox [^`]*--help` "(?P<quote>.+)"$')
 
 
 def doc_lines(text: str) -> list[str]:
@@ -109,7 +112,9 @@ class Defect:
         for where, line in [("promised", p) for p in promised] + [
             ("bears_on", b) for b in self.bears_on
         ]:
-            if not isinstance(line, str) or not DOC_LINE.match(line.strip()):
+            if not isinstance(line, str) or not (
+                DOC_LINE.match(line.strip()) or HELP_LINE.match(line.strip())
+            ):
                 raise CaseError(
                     f"Defect {title!r}: {where} {line!r} is not a doc line; write it as "
                     'path:line "quote", the path relative to contenox-docs/ '
