@@ -268,6 +268,11 @@ AGENT_CHECK_DRIVES_A_TURN_AGAINST_AN_AGENT = Case(
             '`contenox agent check <name>`"'
         ),
         observed=("`agent check` is no command: it prints `contenox agent`'s usage and exits 0"),
+        bears_on=(
+            'reference/contenox-cli.md:263-266 "contenox agent list … contenox agent show '
+            "agent-reviewer … contenox agent enable agent-reviewer … contenox agent remove "
+            'agent-reviewer"',
+        ),
     ),
     steps=[
         step(

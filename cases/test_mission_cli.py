@@ -249,6 +249,11 @@ def test_a_user_authored_chain_agent_fires_once_opt_in_beta_is_set(instance: Ins
         ),
         promised=('reference/contenox-cli.md:530 "require `contenox config set opt-in-beta true`"'),
         observed="the agent is listed and fired; the mission lands",
+        bears_on=(
+            'reference/contenox-cli.md:258 "What `contenox config set opt-in-beta true` (or '
+            "`CONTENOX_OPT_IN_BETA=1`) does turn on is the … event-trigger tier … and the "
+            'beta line `contenox doctor` prints."',
+        ),
     )
 )
 # function: derives its chain from the one init rendered

@@ -89,3 +89,26 @@ def test_the_json_rows_hold_every_field(tmp_path: Path) -> None:
     assert rows[0]["promised"] == ['reference/contenox-cli.md:10 "--flag | does the thing"']
     assert rows[0]["reproduce"].startswith("export HOME=$(mktemp -d)")
     assert rows[1]["bears_on"] == ['guide/x.md:7 "x defaults to 2"']
+
+
+def test_a_docs_disagree_finding_runs_and_a_confirmed_defect_is_a_strict_xfail(
+    tmp_path: Path,
+) -> None:
+    from harness.case.model import quarantine_mark
+    from harness.catalog import docs_disagree_case_names, e2e_tests, quarantined_case_names
+
+    found = quarantines(_cases(tmp_path))
+    confirmed, disagree = (q.defect for q in found)
+    assert not isinstance(confirmed, str) and not isinstance(disagree, str)
+    xfail = quarantine_mark(confirmed).mark
+    assert (xfail.name, xfail.kwargs["strict"], xfail.kwargs["defect"]) == (
+        "xfail",
+        True,
+        confirmed,
+    )
+    assert quarantine_mark(disagree).mark.name == "docs_disagree"
+    cases = tmp_path / "cases"
+    assert ("", "test_the_flag_is_honoured") in quarantined_case_names(cases)
+    assert ("", "test_x_defaults_to_one") not in quarantined_case_names(cases)
+    assert ("", "test_x_defaults_to_one") in docs_disagree_case_names(cases)
+    assert e2e_tests(cases)["test_area/test_the_flag_is_honoured"] == "quarantined defect"
