@@ -6,9 +6,11 @@ contenox through the old one), and every ambient setting it lets through
 (``EDITOR``, ``TMUX``, ``XDG_*``) is one more way a case depends on the machine
 it runs on. So a child gets exactly:
 
-- from the parent: ``PATH``, ``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``;
-- pinned by the harness: ``HOME``, ``TMPDIR``, ``TERM`` and the session marker
-  :data:`SESSION_VAR`;
+- from the parent: ``PATH``, ``LANG``, ``LANGUAGE``, ``LC_*``;
+- pinned by the harness: ``HOME``, ``TMPDIR``, ``TERM``, ``TZ`` (``UTC``: a clock
+  prints the same on every machine) and the session marker :data:`SESSION_VAR`.
+  ``USER``, ``LOGNAME`` and ``HOSTNAME`` are never passed (nothing of who runs the
+  suite or where reaches a transcript through the environment);
 - what the case adds explicitly (``env=`` of a step or a command).
 
 Go builds (:func:`go_env`) also get the variables Go itself reads to find its
@@ -31,6 +33,7 @@ __all__ = [
     "AMBIENT",
     "GO_VARS",
     "PINNED_TERM",
+    "PINNED_TZ",
     "SESSION_VAR",
     "child_env",
     "go_env",
@@ -44,6 +47,8 @@ __all__ = [
 SESSION_VAR = "E2E_HARNESS_SESSION"
 
 PINNED_TERM = "dumb"
+# The machine's time zone must not show in a transcript (a date printed local).
+PINNED_TZ = "UTC"
 
 # Taken from the parent as they are: where programs are, how text is encoded,
 # what time zone clocks print in. Nothing else of the parent's reaches a child.
@@ -139,7 +144,7 @@ def child_env(
     extra: Mapping[str, str] | None = None,
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The allowlisted environment of a child: ambient locale and PATH, pinned HOME/TMPDIR/TERM.
+    """The allowlisted environment of a child: ambient locale and PATH, pinned HOME/TMPDIR/TERM/TZ.
 
     ``base`` is the parent environment to take PATH and the locale from
     (default ``os.environ``); ``extra`` is what the caller sets explicitly,
@@ -151,6 +156,7 @@ def child_env(
     env["HOME"] = os.fspath(home)
     env["TMPDIR"] = os.fspath(tmp)
     env["TERM"] = PINNED_TERM
+    env["TZ"] = PINNED_TZ
     env[SESSION_VAR] = session_token()
     _register()
     if extra:
