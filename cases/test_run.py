@@ -77,10 +77,14 @@ WORKED_RUN_AS_DOCUMENTED = Case(
             '# Error: invalid parameter value: hitlPolicyName: hitl policy "run" '
             "could not be loaded: it must name an existing policy; exit 1"
         ),
-        promised='development/scripted-test-backend.md:164 "## A worked run"',
+        promised='development/scripted-test-backend.md:187 "# stderr: Mission … finished: landed"',
         observed=(
             "exit 1: the `run` envelope exists only after `contenox init`, which the "
             "page never mentions, and the error does not name it"
+        ),
+        bears_on=(
+            'reference/contenox-cli.md:319 "transpiled into `.generated/hitl-policy-<name>.json` '
+            'instead, on every run rather than once at init"',
         ),
     ),
 )

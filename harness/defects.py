@@ -149,7 +149,10 @@ def as_json(found: Sequence[Quarantine]) -> str:
 
 def _entry(number: int, row: dict[str, Any]) -> list[str]:
     lines = [f"### {number}. {row['title']}", ""]
-    lines.append(f"- **Turns green when fixed**: `{row['case']}`")
+    if row["kind"] == "docs disagree":
+        lines.append(f"- **Case** (asserts what the binary does): `{row['case']}`")
+    else:
+        lines.append(f"- **Turns green when fixed**: `{row['case']}`")
     lines.append("- **Promised**:")
     lines += [f"  - {p}" for p in row["promised"]]
     if row["bears_on"]:

@@ -296,18 +296,38 @@ def failure_message(snapshot: Path, new: str, shown: Path, test: str) -> str:
 
 # ---------------------------------------------------------------------------
 # The end of a pytest run: the grouping of what this run left pending. Under
-# xdist the workers write the files; the controller, which has the terminal,
-# reads those written since the session started.
+# xdist the workers write the files; the controller, which has the terminal and
+# sees every report, reads those of the tests it saw, written since it started
+# (a second run in the same checkout writes its own).
 
 _START = pytest.StashKey[float]()
+# (module stem, test name) of every test this process saw a report of; under
+# xdist the controller sees every worker's reports.
+_tests: set[tuple[str, str]] = set()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_START] = time.time()
+    _tests.clear()
 
 
-def _written_since(pendings: Iterable[Pending], start: float) -> Iterator[Pending]:
+def _test_of(nodeid: str) -> tuple[str, str]:
+    """``cases/test_run.py::test_x[a]`` → ``("test_run", "test_x")``."""
+    module, _, name = nodeid.partition("::")
+    return Path(module).stem, name.rsplit("::", 1)[-1].split("[", 1)[0]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _tests.add(_test_of(report.nodeid))
+
+
+def _this_run(config: pytest.Config, pendings: Iterable[Pending]) -> Iterator[Pending]:
+    start = config.stash.get(_START, None)
+    if start is None:
+        return
     for pending in pendings:
+        if (pending.module, pending.test) not in _tests:
+            continue
         try:
             if pending.path.stat().st_mtime >= start:
                 yield pending
@@ -319,10 +339,7 @@ def _written_since(pendings: Iterable[Pending], start: float) -> Iterator[Pendin
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
-    start = config.stash.get(_START, None)
-    if start is None:
-        return
-    groups = group(_written_since(find_pending(config.rootpath), start))
+    groups = group(_this_run(config, find_pending(config.rootpath)))
     if not groups:
         return
     terminalreporter.section("pending transcripts", red=True)

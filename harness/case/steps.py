@@ -21,7 +21,8 @@ scratch workspace, HOME, TMPDIR and the root above them), ``{dialog}`` (the
 default backend's dialog file) and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
-runner (``harness.case.runner``) only executes.
+runner (``harness.case.runner``) only executes, and each path a step touches is
+resolved again when it runs (``harness.case.containment``).
 """
 
 from __future__ import annotations
@@ -1640,7 +1641,10 @@ class Link(Action):
 
     ``under`` is ``"work"`` (the workspace) or ``"root"`` (the scratch root
     above it). A link made this way may point anywhere: that is what a case
-    about links that escape the workspace needs.
+    about links that escape the workspace needs. Its own path must lie inside
+    the scratch root; one pointing outside is noted as such in the transcript,
+    and no later step writes, edits or removes through it (each resolves its
+    path when it runs, :mod:`harness.case.containment`).
     """
 
     kind: ClassVar[str] = "link"
