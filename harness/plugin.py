@@ -25,6 +25,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from .binary import Binary, BinaryError, resolve_binary
 from .case import DEFECT_PREFIX, Case, check_demand, run_case, transcript_head
+from .case.model import quarantine_mark
 from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
 from .snapshot import DialogExtension, TranscriptExtension
@@ -88,6 +89,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{NO_TRANSCRIPT}(reason): this e2e test leaves no transcript snapshot, and why "
         "(a deliberately nondeterministic test: a race tried many times)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "docs_disagree(reason, defect): two doc pages contradict each other; the case asserts "
+        "what the binary does and what the reference pages say (a finding for the docs)",
     )
 
 
@@ -283,7 +289,7 @@ def pytest_pycollect_makeitem(
             collector, name=case.test_name, callobj=_case_function(case)
         )
         if case.defect is not None:
-            item.add_marker(pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + case.defect))
+            item.add_marker(quarantine_mark(case.defect))
         if not case.snapshot:
             item.add_marker(pytest.mark.no_transcript(reason="Case(snapshot=False)"))
         items.append(item)
