@@ -244,7 +244,9 @@ UNKNOWN_TOOL_NAMED = Case(
         step(
             "agent",
             "list",
-            notices_has=[re.compile(r"not carried .*WebSearch.*resolves to nothing connected here")],
+            notices_has=[
+                re.compile(r"not carried .*WebSearch.*resolves to nothing connected here")
+            ],
         )
     ],
     defect=Defect(
@@ -258,15 +260,15 @@ UNKNOWN_TOOL_NAMED = Case(
             "`WebSearch` appears nowhere in it"
         ),
         promised=(
-            "guide/agents.md:329: 'not carried  tools: WebSearch    resolves to nothing "
-            "connected here; the agent runs without it.'"
+            'guide/agents.md:329 "not carried  tools: WebSearch    resolves to nothing '
+            'connected here; the agent"'
         ),
         observed="'not carried  websearch: tools — resolves to nothing connected here; …'",
         bears_on=(
-            "guide/tutorials/first-agent.md:109: 'not carried  tools: WebSearch    resolves to "
-            "nothing connected here; the agent'",
-            "guide/agents.md: 'An unknown name is dropped and reported; the agent runs with the "
-            "rest.'",
+            'guide/tutorials/first-agent.md:109 "not carried  tools: WebSearch    '
+            'resolves to nothing connected here; the agent"',
+            'guide/agents.md:95 "An unknown name is dropped and reported; the agent runs '
+            'with the rest."',
         ),
     ),
 )
@@ -540,13 +542,13 @@ EVERY_NAME_RESOLVES = Case(
             "`Grep` and `WebFetch` (`tools: Read, Glob` is carried as `Read` alone)"
         ),
         promised=(
-            "guide/agents.md:94: 'Tool names resolved out of the box: `Read`, `Write`, `Edit`, "
-            "`Bash`, `PowerShell`, `Glob`, `Grep`, `WebFetch`.'"
+            'guide/agents.md:94-95 "Tool names resolved out of the box: `Read`, `Write`, '
+            '`Edit`, `Bash`, `PowerShell`, `Glob`, `Grep`, `WebFetch`."'
         ),
         observed="three 'not carried  allnames: tools — resolves to nothing connected here' lines",
         bears_on=(
-            "reference/agents-config.md:589-595 names only `WebSearch`, `NotebookEdit`, `Skill`, "
-            "`TodoWrite`, `Task`, `manage_task` as absent from the shipped [tools] table",
+            'reference/agents-config.md:589-595 "Two kinds of name are absent from the '
+            'shipped table"',
         ),
     ),
 )
@@ -1335,7 +1337,8 @@ MAX_TURNS_TIGHTENS = [
     )
     for name, agent, turns, calls in (
         (
-            "maxTurns tighter than max_tool_calls lowers the agent's ceiling and the run is not cut",
+            "maxTurns tighter than max_tool_calls lowers the agent's ceiling "
+            "and the run is not cut",
             "brief",
             1,
             1,
