@@ -444,15 +444,14 @@ _DERAILED = Defect(
         "approval <id> recorded, but resuming its suspended run failed: agentservice: the "
         "mission behind this checkpoint already finished; the suspended run is not resumable "
         '(mission <id> is "derailed")\' (1 of 4 single runs by hand; of 8 parallel runs, '
-        "some always)"
+        "some always; test_approvals.py quarantines the same race)"
     ),
     promised=(
-        "guide/missions.md: 'the run checkpoints beside the still-pending row on its way out, "
-        "so answering it tomorrow from a different terminal resumes the suspended run exactly "
-        "once'"
+        'guide/missions.md:139 "the run checkpoints beside the still-pending row on '
+        "its way out, so answering it tomorrow from a different terminal resumes the "
+        'suspended run exactly once"'
     ),
     observed="'… the suspended run is not resumable (mission <id> is \"derailed\")', exit 1",
-    bears_on=("test_approvals.py quarantines the same race",),
 )
 
 
@@ -548,9 +547,8 @@ NO_ENGINE_NO_VERDICT = Case(
             "approvals list` no longer lists the ask, and gated.txt was written"
         ),
         promised=(
-            "reference/contenox-cli.md, `contenox approvals`: 'a process that cannot build an "
-            "engine (no default model configured) is refused before anything is recorded … the "
-            "ask stays pending'"
+            'reference/contenox-cli.md:553 "a process that cannot build an engine (no '
+            'default model configured) is refused before anything is recorded"'
         ),
         observed="the verdict is recorded (the ask leaves the inbox) and the gated write ran",
     ),
@@ -649,9 +647,9 @@ SUSPENSION_SAID = Case(
             "the approval id"
         ),
         promised=(
-            "guide/hitl.md, How an open ask stays visible: 'A turn that suspended — the process "
-            "left, or its asks were detached — ends with a message in the transcript saying it "
-            "is suspended rather than finished, naming the approval id.'"
+            'guide/hitl.md:111 "A turn that suspended — the process left, or its asks '
+            "were detached — ends with a message in the transcript saying it is "
+            'suspended rather than finished, naming the approval id."'
         ),
         observed="the unit's session has no messages at all",
     ),
@@ -818,12 +816,15 @@ def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
             "reconnecting client is asked it again"
         ),
         promised=(
-            "guide/hitl.md, How an open ask stays visible: 'A turn that suspended — the "
-            "process left … ends with a message … saying it is suspended rather than finished, "
-            "naming the approval id … On the wire the ACP stopReason stays end_turn … the "
-            "distinguishing detail travels in the response's _meta alongside the announcement'"
+            'guide/hitl.md:111 "A turn that suspended — the process left, or its asks '
+            "were detached — ends with a message in the transcript saying it is "
+            'suspended rather than finished, naming the approval id."'
         ),
         observed="stopReason 'cancelled', no approval id in the turn's text or _meta",
+        bears_on=(
+            'guide/hitl.md:111 "On the wire the ACP `stopReason` stays `end_turn` — the '
+            'protocol has no "suspended" reason"',
+        ),
     )
 )
 def test_a_turn_suspended_by_its_host_going_away_ends_as_end_turn_naming_the_ask(
