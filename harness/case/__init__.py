@@ -84,6 +84,7 @@ from .steps import (
 
 __all__ = [
     "DEFECT_PREFIX",
+    "Defect",
     "SERVER_KINDS",
     "AcpTurn",
     "Action",
