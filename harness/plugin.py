@@ -213,8 +213,11 @@ def instance(
     """
     __tracebackhide__ = True
     name = request.node.name[:40]
+    # A root of one length whatever --basetemp is: a pty screen wraps around its paths.
     inst = Instance.create(
-        tmp_path_factory.mktemp(name, numbered=True), binary=contenox_binary.path
+        tmp_path_factory.mktemp(name, numbered=True),
+        binary=contenox_binary.path,
+        fixed_length=True,
     )
     request.node.stash[_INSTANCE] = inst
     yield inst
