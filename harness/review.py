@@ -93,10 +93,10 @@ def markdown(groups: Sequence[Group], root: Path) -> str:
             "",
         ]
     ids = " ".join(g.id for g in groups)
+    every = "" if len(groups) == 1 else f"; all of them: `python -m harness.review --accept {ids}`"
     out += [
-        f"Accept a change: `python -m harness.review --accept {groups[0].id}`; "
-        f"all of them: `python -m harness.review --accept {ids}`; "
-        "reject: `--reject ID`. Then commit the rewritten snapshots.",
+        f"Accept a change: `python -m harness.review --accept {groups[0].id}`{every}; "
+        "reject one: `--reject ID`. Then commit the rewritten snapshots.",
         "",
     ]
     return "\n".join(out)
