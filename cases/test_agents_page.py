@@ -267,7 +267,7 @@ UNKNOWN_TOOL_NAMED = Case(
         bears_on=(
             'guide/tutorials/first-agent.md:109 "not carried  tools: WebSearch    '
             'resolves to nothing connected here; the agent"',
-            'guide/agents.md:95 "An unknown name is dropped and reported; the agent runs '
+            'guide/agents.md:95-96 "An unknown name is dropped and reported; the agent runs '
             'with the rest."',
         ),
     ),

@@ -554,7 +554,7 @@ WORKSPACE_RENDER_FIRST = _landed(
         ),
         promised=(
             "guide/hitl.md:388-389 \".contenox/.generated/  the workspace's rendered "
-            'envelopes / ~/.contenox/.generated/  the global rendered envelopes"'
+            'envelopes ~/.contenox/.generated/  the global rendered envelopes"'
         ),
         observed="the echo runs: the global render was used",
         bears_on=(

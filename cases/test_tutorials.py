@@ -266,7 +266,7 @@ THE_TIMESHEET_AGENT_IS_LISTED = Case(
         ),
         observed="'refused  …/timesheet.md: … none of this declaration's tools resolve …'",
         bears_on=(
-            'guide/tutorials/recurring-work.md:70 "The names resolved out of the box are the '
+            'guide/tutorials/recurring-work.md:70-71 "The names resolved out of the box are the '
             'local ones"',
         ),
     ),

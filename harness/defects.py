@@ -79,7 +79,8 @@ def check_doc_line(line: str, docs: Path) -> str | None:
     end = int(match["end"] or start)
     if not 1 <= start <= end <= len(text):
         return f"{match['path']} has {len(text)} lines; {start}-{end} is outside it"
-    cited = _plain(" ".join(text[start - 1 : end]))
+    # A blockquote's "> " opens each of its lines; a quote spanning two reads without them.
+    cited = _plain(" ".join(re.sub(r"^\s*>\s?", "", t) for t in text[start - 1 : end]))
     at = 0
     for piece in re.split(r"…|\.\.\.", match["quote"]):
         piece = _plain(piece)
