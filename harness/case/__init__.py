@@ -84,7 +84,6 @@ from .steps import (
 
 __all__ = [
     "DEFECT_PREFIX",
-    "Defect",
     "SERVER_KINDS",
     "AcpTurn",
     "Action",
