@@ -267,9 +267,12 @@ def _recordings(
         index: str | int = dialog.key if len(dialogs) > 1 else 0
         # Scratch and machine paths a case put in a dialog would differ on every machine.
         text = inst.recorder.redactor().only_paths(dialog.script.dumps())
+        # One assertion each: syrupy's ``snapshot(name=…)`` renames the assertion it is
+        # called on, so a shared one would compare every dialog with the last name.
+        own = snapshot.use_extension(DialogExtension)
         found.append(
             _Recording(
-                golden(name=index) if isinstance(index, str) else golden,
+                own(name=index) if isinstance(index, str) else own,
                 text,
                 text,
                 _snapshot_path(golden, index),
