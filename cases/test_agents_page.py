@@ -251,6 +251,16 @@ UNKNOWN_TOOL_NAMED = Case(
     ],
     defect=Defect(
         title="the not-carried line for an unresolved tool does not name the tool",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: stderr: 'not carried websearch: tools — "
+            "resolves to nothing connected here; the agent runs without it. Connect "
+            "it and name it under [tools] in agents.toml'. The word WebSearch is not "
+            "in it. Note: Both pages that show the line name the tool. No reference "
+            "page gives another format for the tools line; agents-config.md:239 shows "
+            "the '<agent>: posture — …' format, and only for posture. The tutorial's "
+            "copy (first-agent.md:109-110) also leaves out the 'Connect it…' tail."
+        ),
         reproduce=(
             "in a fresh workspace, `.contenox/agents/websearch.md` with frontmatter "
             "`name: websearch`, `description: Checks one thing for websearch`, "
@@ -532,6 +542,19 @@ EVERY_NAME_RESOLVES = Case(
     ],
     defect=Defect(
         title="Glob, Grep and WebFetch are not resolved out of the box",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: all-names file: 3x 'not carried allnames: tools "
+            "— resolves to nothing connected here; the agent runs without it. Connect "
+            "it and name it under [tools] in agents.toml' on stderr. Read+Glob, "
+            "Read+Grep, Read+WebFetch: one such line each; Read+PowerShell: none "
+            "(only the shipped chain-acpx posture line). Note: No page says "
+            "Glob/Grep/WebFetch go unresolved. The nearest thing is "
+            "agents-config.md:576-581, whose table of canonical hosted tools has only "
+            "local_fs and local_shell, but it does not say the name table stops "
+            "there. guide/agents.md:15 and concepts.md:17 also use `tools: Read, "
+            "Glob, Grep` as the example."
+        ),
         reproduce=(
             "in a fresh workspace, `.contenox/agents/allnames.md` with frontmatter "
             "`name: allnames`, `description: Checks one thing for allnames`, `tools: Read, Write, "

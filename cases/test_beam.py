@@ -103,6 +103,19 @@ def test_beam_plain_draws_without_colour(instance: Instance) -> None:
 @defect(
     Defect(
         title="`beam --plain` redraws in place",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: run 1: the router took the one turn and the "
+            "reply failed with 'scripted-test script … is exhausted', but the "
+            "typescript still has 5x '\\x1b[1A\\r\\x1b[2K' and the status line rewritten "
+            "('- working' / '\\ working' with changing token counts). Run 2: "
+            "'\\x1b[1A\\r\\x1b[2KHello ', '\\x1b[2A\\r\\x1b[2KHello from ', '…Hello from "
+            "the ', '…Hello from the script.' — the reply is redrawn in place token "
+            "by token; 7x '\\x1b[1A\\r\\x1b[2K' Note: The text's one-turn dialog is a "
+            "turn short, because beam's acp chain reads turn 1 as a router label "
+            "(GUIDE). With a label turn added, the defect reproduces exactly. No "
+            "other doc page mentions --plain."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -57,6 +57,20 @@ PROVIDER_OVERRIDE = Case(
     steps=[step("chat", "--provider", "ollama", "hi", exit_code=None, stdout_lacks=["reply"])],
     defect=Defect(
         title=("--provider naming a provider with no backend silently answers from the default"),
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: both: stdout 'reply from m1', stderr only "
+            "'Thinking...', exit 0. --trace: 'provider_type=ollama … client "
+            "resolution failed: no models found in runtime state' then "
+            "'next_task=chat-recovery reason=error', and chat-recovery answers. No "
+            "notice to the user. Note: The text contradicts itself: it sets "
+            "default-model scripted-test and then says 'model m1'. With default-model "
+            "scripted-test and a dialog whose model is m1, every chat is refused at "
+            'setup (\'Default model "scripted-test" is not currently available … '
+            "Available chat models: m1'), exit 1. Once I set default-model m1 the "
+            "defect reproduces exactly. No page mentions chat-recovery or says an "
+            "override fa..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -214,6 +228,12 @@ STEPS = Case(
     steps=[step("chat", "--steps", "hi", stdout_has=["reply from m1", "chat-agent"])],
     defect=Defect(
         title="--steps prints no execution step",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: both: stdout 'reply from m1', stderr "
+            "'Thinking...', exit 0; no step is printed Note: No other page mentions "
+            "--steps."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -175,6 +175,15 @@ A_WORKSPACE_KEY_FALLS_BACK_TO_THE_GLOBAL_VALUE = Case(
     ],
     defect=Defect(
         title="no command gives a workspace key a global value",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: '✓ default-chain = chain-global.json "
+            "(workspace)'; no .contenox created in the unmarked dir; in the project, "
+            "get prints ' (global)' with no value; list: 'default-chain global' with "
+            "no value Note: No page or help text shows a way to set the global value "
+            "(no --global flag is documented), and the one plausible way, setting it "
+            "outside a workspace, stores it as '(workspace)'."
+        ),
         reproduce=(
             "in a scratch HOME: in a directory with no `.contenox` above it, `contenox config "
             "set default-chain chain-global.json` prints '✓  default-chain = "
@@ -961,6 +970,15 @@ HITL_POLICY_NAME_IS_THE_WORKSPACE_ENVELOPE = Case(
     ],
     defect=Defect(
         title="contenox acp ignores the workspace's hitl-policy-name",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: '✓ hitl-policy-name = hitl-policy-nowrites.json "
+            "(workspace)'; no flag: change_data=hitl-policy-default.json, "
+            "session/request_permission 'local_fs.write_file: out.txt', "
+            "fs/write_text_file, out.txt created. With --hitl-policy nowrites: "
+            "change_data=hitl-policy-nowrites.json, rawOutput 'Deni…', no permission "
+            "request, out.txt absent. Note: No page says acp ignores the setting."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` in the project; "
             '`~/.contenox/hitl-policy-nowrites.json` holding `{"default_action": "allow", '

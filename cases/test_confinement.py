@@ -676,6 +676,15 @@ def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
 @defect(
     Defect(
         title="contenox acp opens a session in ~/.contenox, the runtime's control plane",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: session/new → result sessionId acp-0867… "
+            "(accepted); client request 'terminal/create {command: pwd, cwd: "
+            "<HOME>/.contenox}'; tool_call_update rawOutput stdout "
+            "'<HOME>/.contenox'; stopReason end_turn Note: Line 138 lets the client "
+            "choose the cwd, but line 142 carves the control plane out 'on any "
+            "shape', so no page says this is right."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` in the workspace; a scripted-test default "
             "backend whose dialog is `general`, `local_shell {command: pwd}`, `Ok.`; "
@@ -781,6 +790,21 @@ DECLARED_EXCLUSION = [
         _NOT_FOUND,
         defect=Defect(
             title="a declaration's `!name` does not remove a toolset from `*`",
+            second_reading=(
+                "2026-12-01, a second reader with only this text and the docs, in a fresh "
+                "scratch home: docs disagree. Saw: exit 0, 'Mission fired at agent "
+                '"narrow" under envelope "open"\', finished: landed; tool_call '
+                "subject=native-echo.echo ran, result 'echoed-ok'; the compiled "
+                ".contenox/.generated/chain-agent-narrow.json has "
+                "narrow-agent/narrow-tools/recovery tools ['*','mission']; agent list: "
+                "'not carried narrow: tools — resolves to nothing connected here; …' "
+                "Note: The binary does exactly what guide/agents.md:133-136 describes: it "
+                "drops the name and reports it as not carried. The reference "
+                "agents-config.md:578-581 says the declaration line shares the `!name` "
+                "vocabulary. Under GUIDE's rule the reference is the contract, so this is "
+                'a finding for the docs. I tested only the ["*", "!native-echo"] '
+                "ordering."
+            ),
             reproduce=(
                 "in a scratch HOME, `contenox init`; `~/.contenox/agents/narrow.md` with "
                 '`tools: ["*", "!native-echo"]` (or `["!native-echo", "*"]`, or the string '

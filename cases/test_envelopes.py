@@ -257,6 +257,21 @@ WORKSPACE_ENVELOPE = [
                 "defect": Defect(
                     title="an envelope declared in the workspace .contenox/agents.toml is never "
                     "loaded by the unit; it gates on the default envelope",
+                    second_reading=(
+                        "2026-12-01, a second reader with only this text and the docs, in a fresh "
+                        "scratch home: real. Saw: workspace: exit 0, 'Mission fired at agent "
+                        "\"run\" under envelope \"pinparent\"', 'finished: landed'; log: 'hitl: "
+                        'policy "pinparent" unreadable, gating on default '
+                        '"hitl-policy-default.json" instead: … open '
+                        "<HOME>/.contenox/.generated/hitl-policy-pinparent.json: no such file or "
+                        "directory'; local_shell result {exit_code:0, stdout:hello}, no approval. "
+                        "Control: change_data=pinparent, 'binary …' detail, approval_pending, the "
+                        "run never finished ('did not finish within 20s'), exit 1. Note: Same "
+                        "root cause as Q03. One small error in the text: `contenox init` alone "
+                        "does NOT render work/.contenox/.generated/hitl-policy-pinparent.json. "
+                        "Its 'Rendered' lines list only the 8 global envelopes, and the workspace "
+                        "file first appears once `run` has started. The defect holds either way."
+                    ),
                     reproduce=(
                         "in a scratch HOME and an empty workspace: `notes.txt` holding 'the notes "
                         "the unit may read'; `.contenox/agents.toml` holding `[envelopes.noread]` "

@@ -149,6 +149,22 @@ REMOVE = Case(
 # its top-level copy in ~/.contenox; v1.0.0 names the workspace's .contenox/.
 COPY_TARGET = Defect(
     title="hitl trust on a rendered global envelope names a workspace copy, not ~/.contenox",
+    second_reading=(
+        "2026-12-01, a second reader with only this text and the docs, in a fresh "
+        "scratch home: real. Saw: exit 1; 'Error: "
+        "<HOME>/.contenox/.generated/hitl-policy-default.json is rendered from "
+        "[envelopes.default] in agents.toml and is rewritten on every run — a "
+        "hash declared there would be silently discarded.' / 'Copy it to "
+        "<workspace>/.contenox/hitl-policy-default.json first (a top-level copy "
+        "shadows the rendered one), then re-run; or pass --policy with an "
+        "explicit path' Note: The message names the workspace copy, not "
+        "~/.contenox. The reference line does not say which directory, and no "
+        "page says the workspace copy is the one to name; the guide says "
+        "~/.contenox and calls it a per-host file. `ls` here is read as a binary "
+        "name, not a subcommand (the listing flag is --list), but the refusal "
+        "comes either way. I did not test the report's aside that "
+        "trusted_binaries are not..."
+    ),
     reproduce=(
         "in a scratch HOME (an empty workspace), `contenox init`; `contenox hitl trust ls` "
         "exits 1 with 'Error: ~/.contenox/.generated/hitl-policy-default.json is rendered "

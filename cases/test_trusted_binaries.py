@@ -489,6 +489,14 @@ COPY_TARGET_NAMED = Case(
     ],
     defect=Defect(
         title="hitl trust --policy on a rendered global envelope names a workspace copy to make",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: exit 1; the same two lines as Q04: '… is "
+            "rendered from [envelopes.default] …' and 'Copy it to "
+            "<workspace>/.contenox/hitl-policy-default.json first (a top-level copy "
+            "shadows the rendered one), …' Note: Duplicate of Q04 with an explicit "
+            "--policy."
+        ),
         reproduce=(
             "in a scratch HOME (an empty workspace), `contenox init`; `contenox hitl trust "
             "--policy hitl-policy-default.json echo` exits 1 with 'Error: "
@@ -678,6 +686,21 @@ WORKSPACE_ENVELOPE = Case(
     defect=Defect(
         title="an envelope declared in the workspace .contenox/agents.toml is never loaded by "
         "the unit; it gates on the default envelope",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: workspace: exit 0, 'Mission fired at agent "
+            "\"run\" under envelope \"pinparent\"', 'finished: landed'; log: 'hitl: "
+            'policy "pinparent" unreadable, gating on default '
+            '"hitl-policy-default.json" instead: … open '
+            "<HOME>/.contenox/.generated/hitl-policy-pinparent.json: no such file or "
+            "directory'; local_shell result {exit_code:0, stdout:hello}, no approval. "
+            "Control: change_data=pinparent, 'binary …' detail, approval_pending, the "
+            "run never finished ('did not finish within 20s'), exit 1. Note: Same "
+            "root cause as Q03. One small error in the text: `contenox init` alone "
+            "does NOT render work/.contenox/.generated/hitl-policy-pinparent.json. "
+            "Its 'Rendered' lines list only the 8 global envelopes, and the workspace "
+            "file first appears once `run` has started. The defect holds either way."
+        ),
         reproduce=(
             "in a scratch HOME, the workspace's `.contenox/agents.toml` holding "
             '`[envelopes.pinparent]` `default_action = "deny"`, `[envelopes.pinparent.shell]` '

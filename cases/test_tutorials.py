@@ -801,6 +801,24 @@ THE_REFUSAL_NAMES_THE_ENVELOPE = [
                 "defect": Defect(
                     title="a hand-written policy in the workspace .contenox/ is not what a "
                     "mission unit gates on; its refusal is the unattended answerer's",
+                    second_reading=(
+                        "2026-12-01, a second reader with only this text and the docs, in a fresh "
+                        "scratch home: docs disagree. Saw: workspace: unit log 'hitl: policy "
+                        '"hitl-policy-vault.json" unreadable, gating on default '
+                        '"hitl-policy-default.json" instead: … open '
+                        "<HOME>/.contenox/.generated/hitl-policy-vault.json: no such file'; "
+                        "acp_permission outcome=selected option_id=deny; state show --raw: 'User "
+                        "denied the operation. Please ask for clarification or try a different, "
+                        "less destructive approach.'; escape.md not created; finished: stuck. "
+                        "Control: change_data=hitl-policy-vault.json, 'Denied by the active "
+                        "policy hitl-policy-... Note: The resolution defect itself is clear "
+                        "against the reference: the unit never searches the workspace .contenox/ "
+                        "(the log names only ~/.contenox/.generated). But the same tutorial's "
+                        "step 7 (lines 268-274) describes the ask-then-deny outcome the report "
+                        "calls wrong. Lines 120-129 and 268-274 disagree with each other, and "
+                        "config.md:135 sides with the report on resolution. I give 'docs "
+                        "disagree' becau..."
+                    ),
                     reproduce=(
                         "in a scratch HOME, `contenox init`; the workspace's "
                         "`.contenox/hitl-policy-vault.json` holding mission-agent.md's policy "

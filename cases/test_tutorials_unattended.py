@@ -406,6 +406,20 @@ THE_ORACLE_ANSWERS = Case(
     ),
     defect=Defect(
         title="with default-oracle-chain set, the oracle never answers a unit's question",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: '✓ default-oracle-chain = "
+            "chain-oracle-default.json (global)'; no 'oracle:' line and no oracle in "
+            "stderr at all (grep -ci oracle = 0); approvals list: "
+            "'scripted-test-0-0-2099 question mission.mission_ask_attention Confirm "
+            "filename convention …'; 'mission … did not finish within 30s … Re-run "
+            "with a larger --timeout, or fire from a long-lived host (an editor "
+            "session's /mission).' Note: contenox-cli.md:653 hints that the oracle "
+            "lives on an ACP host, but no page says `mission fire` runs without one, "
+            "and the tutorial shows it answering in that flow. So I give 'real'; 653 "
+            "is worth a docs check. The oracle's turn is never served: the store "
+            "shows only the unit's turn served, and the question stays pending."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-vault.json` holding "
             "mission-agent.md's envelope (attention.allowAgentAnswers true); the mission vault "
