@@ -29,6 +29,7 @@ from .case import DEFECT_PREFIX, Case, check_demand, run_case, transcript_head
 from .case.model import quarantine_mark
 from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
+from . import pending
 from .pending import discard_pending, failure_message, write_pending
 from .snapshot import DialogExtension, TranscriptExtension, first_difference, owned_by
 
@@ -36,8 +37,10 @@ __all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_b
 
 # The guards (basetemp, scratch paths), the reaping of orphans of runs killed
 # hard, build progress and the list of kept scratch roots live in their own plugin;
-# the grouping of pending transcripts at the end of a run in harness.pending.
-pytest_plugins = ["harness.hardening", "harness.pending"]
+# the grouping of pending transcripts at the end of a run in harness.pending, which
+# this module imports (so it is registered in pytest_configure, not listed here:
+# pytest would warn that an imported module cannot be rewritten, an error under -W error).
+pytest_plugins = ["harness.hardening"]
 
 _resolved: Binary | None = None
 _failed: BinaryError | None = None
@@ -100,6 +103,8 @@ def contenox_binary() -> Binary:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.is_registered(pending):
+        config.pluginmanager.register(pending, "harness.pending")
     config.addinivalue_line(
         "markers",
         f"{NO_TRANSCRIPT}(reason): this e2e test leaves no transcript snapshot, and why "
