@@ -29,13 +29,42 @@ from harness import (
     prompt,
     step,
 )
+from harness.case import Step, model_saw, open_envelope_step
+from harness.servers.wiring import OPEN_ENVELOPE
 
 # ------------------------------------------------------------ guide/chains/agentic-loop.md
 
+# The page's fire carries no --policy; the reference pages say such a fire is refused. The
+# control is the same fire with only the envelope changed (--policy naming an allow-all one):
+# it runs, and the chain's own local_shell runs git. `git diff --no-index` over two files the
+# case writes, so the diff the model is sent is the case's own, not the scratch tree's.
+_DIFF = ToolCall(
+    "local_shell",
+    {"command": "git", "args": ["diff", "--no-index", "before.txt", "after.txt"]},
+)
+
+
+def _fire(*policy: str, **expect: object) -> Step:
+    return step(
+        "mission",
+        "fire",
+        "chain-agent-diffreview",
+        "review the current diff",
+        *policy,
+        "--wait",
+        "--timeout",
+        "60s",
+        **expect,
+    )
+
+
 THE_DERIVED_LOOP_FIRES_AS_PRINTED = Case(
-    name="the derived review loop fired as the page prints it runs its git diff",
+    name="the derived review loop fired as the page prints it is refused without a policy",
     defect=Defect(
-        title=("the review loop fired as agentic-loop.md prints it is refused without --policy"),
+        title=(
+            "agentic-loop.md fires the review loop without --policy; contenox-cli.md and "
+            "missions.md say such a fire is refused"
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -50,7 +79,11 @@ THE_DERIVED_LOOP_FIRES_AS_PRINTED = Case(
             "# Error: no mission envelope: pass --policy <policy>, or set a default "
             "with\n"
             "#   `contenox config set default-mission-policy <policy>`\n"
-            "# exit 1, nothing runs"
+            "# exit 1, nothing runs\n"
+            "# control: an allow-all [envelopes.e2e_open] in ~/.contenox/agents.toml, then\n"
+            'contenox mission fire chain-agent-diffreview "review the current diff" '
+            "--policy e2e_open --wait\n"
+            "# Mission fired; the unit's local_shell runs git and the model is sent its diff"
         ),
         promised=(
             'guide/chains/agentic-loop.md:155 "fire it, and let its own '
@@ -58,7 +91,8 @@ THE_DERIVED_LOOP_FIRES_AS_PRINTED = Case(
         ),
         observed=(
             "exit 1 'no mission envelope: pass --policy <policy>…', as "
-            "contenox-cli.md documents; the page's command omits --policy"
+            "contenox-cli.md and missions.md document; with --policy the same fire runs "
+            "its git diff"
         ),
         bears_on=(
             ('reference/contenox-cli.md:523 "(default: `default-mission-policy` config)"'),
@@ -68,29 +102,24 @@ THE_DERIVED_LOOP_FIRES_AS_PRINTED = Case(
     ),
     script=Script(
         turns=[
-            Turn(
-                text="Reading the diff.",
-                tool_calls=[ToolCall("local_shell", {"command": "git", "args": ["diff"]})],
-            ),
+            Turn(text="Reading the diff.", tool_calls=[_DIFF]),
             "No changes to review.",
         ],
         runs_past_end=True,
     ),
-    files={".contenox/chain-agent-diffreview.json": DIFFREVIEW},
+    files={
+        ".contenox/chain-agent-diffreview.json": DIFFREVIEW,
+        "before.txt": "unchanged\n",
+        "after.txt": "unchanged\nreviewed-line-7731\n",
+    },
     steps=[
-        step(
-            "mission",
-            "fire",
-            "chain-agent-diffreview",
-            "review the current diff",
-            "--wait",
-            "--timeout",
-            "60s",
-            exit_code=None,
-            notices_lacks=["no mission envelope"],
-            stdout_has=["Mission fired"],
-        )
+        # As the page prints it: no --policy, no default-mission-policy.
+        _fire(exit_code=1, stderr_has=["no mission envelope"], stdout_lacks=["Mission fired"]),
+        # The control: only the envelope changed.
+        open_envelope_step(),
+        _fire("--policy", OPEN_ENVELOPE, exit_code=None, notices_lacks=["no mission envelope"]),
     ],
+    probes=[model_saw("+reviewed-line-7731")],
 )
 
 # ------------------------------------------------ guide/chains/naming.md: the ACP override

@@ -189,11 +189,12 @@ UNREAD_OVERWRITE = _mission(
     files={"notes.txt": "original\n"},
 )
 
-LOCAL_SHELL_NOT_FOUND = _mission(
+LOCAL_SHELL_SERVED = _mission(
     _touch(ToolCall("local_shell", {"command": "echo", "args": ["from-the-shell-6612"]})),
     "touch the files",
-    model_saw("tool local_shell not found"),
-    name="under run a local_shell call comes back not found",
+    model_saw("from-the-shell-6612"),
+    model_saw("tool local_shell not found", seen=False),
+    name="under run a local_shell call is served by the runtime itself",
     defect=Defect(
         title="local.md says run serves no local_shell; contenox-cli.md says it does",
         reproduce=(
@@ -204,19 +205,22 @@ LOCAL_SHELL_NOT_FOUND = _mission(
             "./dialog.json\n"
             "contenox config set default-provider scripted-test\n"
             "contenox config set default-model scripted-test\n"
-            "# an allow-all envelope: .contenox/hitl-policy-all.json = "
-            '{"version":1,"default_action":"approve","rules":[]}\n'
+            "# an allow-all envelope appended to ~/.contenox/agents.toml:\n"
+            '#   [envelopes.e2e_open]  default_action = "allow"\n'
             "# dialog: local_shell {command: echo, args: [from-the-shell-6612]}, "
-            "then a reply\n"
-            'contenox run --policy all "echo"\n'
+            "then mission_finish landed, then a reply\n"
+            'contenox run --policy e2e_open "touch the files"   # exit 0, landed\n'
             "contenox state show <request> --raw   # the tool result carries "
-            "from-the-shell-6612"
+            "from-the-shell-6612; no 'tool local_shell not found'"
         ),
         promised=(
             'integrations/tools/local.md:11 "comes back to the model as `tool '
             'local_shell not found`"'
         ),
-        observed="run serves local_shell itself, as contenox-cli.md says",
+        observed=(
+            "run serves local_shell itself, as contenox-cli.md says: the echo runs and "
+            "its tool result carries from-the-shell-6612; no `not found` comes back"
+        ),
         bears_on=(
             ('reference/contenox-cli.md:90 "the runtime serves local_fs and local_shell itself"'),
         ),
