@@ -257,7 +257,9 @@ def provider_done(run: Run) -> None:
     from ..servers.providers import check_served, sent
 
     standin = run.servers["provider"]
-    run.instance.recorder.probe(f"requests the {standin.protocol} stand-in received", [], sent(standin))
+    run.instance.recorder.probe(
+        f"requests the {standin.protocol} stand-in received", [], sent(standin)
+    )
     if run.case.serves_all_turns:
         check_served(standin)
 

@@ -126,8 +126,12 @@ class Fault:
             raise ProviderError(f"Fault kind must be one of {FAULT_KINDS}, got {self.kind!r}")
         if isinstance(self.turn, bool) or not isinstance(self.turn, int) or self.turn < 0:
             raise ProviderError(f"Fault turn must be a turn index (0, 1, …), got {self.turn!r}")
-        if self.kind == "status" and not (isinstance(self.status, int) and 400 <= self.status < 600):
-            raise ProviderError(f"Fault status must be an HTTP error (400-599), got {self.status!r}")
+        if self.kind == "status" and not (
+            isinstance(self.status, int) and 400 <= self.status < 600
+        ):
+            raise ProviderError(
+                f"Fault status must be an HTTP error (400-599), got {self.status!r}"
+            )
         if isinstance(self.after, bool) or not isinstance(self.after, int) or self.after < 0:
             raise ProviderError(f"Fault after must be a chunk count (0, 1, …), got {self.after!r}")
         if self.kind == "slow" and not (isinstance(self.delay, (int, float)) and self.delay > 0):
@@ -386,7 +390,9 @@ class ProviderStandIn:
         turn = self.script.turns[index]
         assert isinstance(turn, Turn)
         stream = self._wants_stream(request, body)
-        pieces = list(self._stream(turn, index)) if stream else [self._whole(turn, index)]
+        pieces: list[bytes | BaseException] = (
+            list(self._stream(turn, index)) if stream else [self._whole(turn, index)]
+        )
         if faulted and fault is not None:
             pieces = self._faulty(pieces, fault)
         kind = {"ollama": "application/x-ndjson"}.get(self.protocol, "text/event-stream")
@@ -402,7 +408,9 @@ class ProviderStandIn:
                 raise piece
             yield piece
 
-    def _faulty(self, pieces: list[bytes], fault: Fault) -> list[bytes | BaseException]:
+    def _faulty(
+        self, pieces: list[bytes | BaseException], fault: Fault
+    ) -> list[bytes | BaseException]:
         out: list[bytes | BaseException] = list(pieces)
         if fault.kind == "cut":
             # werkzeug treats a ConnectionError as the peer gone: it closes the
@@ -623,7 +631,11 @@ class ProviderStandIn:
             "choices": [
                 {"index": 0, "message": message, "finish_reason": self._openai_finish(turn)}
             ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total},
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": total,
+            },
         }
 
     # Ollama /api/chat -----------------------------------------------------------------
@@ -746,7 +758,7 @@ class ProviderStandIn:
 
     def _anthropic_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
         prompt, completion, _ = _usage(turn)
-        start = {
+        start: dict[str, Any] = {
             "id": f"msg_e2e_{index}",
             "type": "message",
             "role": "assistant",
