@@ -12,6 +12,7 @@ from __future__ import annotations
 from dialogs import WRITE_GREETING, workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -39,12 +40,33 @@ WRITE_THEN_MAYBE_CLOSE = Script(
 # function: it opens the session with no known violation allowed (schema_allowed=()),
 # which a prompt step cannot say.
 @defect(
-    "contenox acp's session/new answers configOptions whose categories are 'context' "
-    "(token-limit) and 'agent' (agent): neither is one of the schema's "
-    "SessionConfigOptionCategory values ('mode', 'model', 'model_config', 'thought_level') "
-    "nor an extension value starting with '_' (its hitl-policy option rightly says "
-    "'_hitl_policy'); the schema reserves unknown values without '_' for future ACP variants "
-    "(agent-client-protocol 0.12.1, schema-v1.19.0)"
+    Defect(
+        title=(
+            "session/new answers configOptions with categories 'context' and "
+            "'agent', outside the ACP schema"
+        ),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "contenox acp   # an ACP client: initialize, then session/new {cwd: "
+            "<workspace>, mcpServers: []}\n"
+            "# the session/new result's configOptions carry category 'context' "
+            "(token-limit) and 'agent' (agent);\n"
+            "# validate it against agent-client-protocol 0.12.1 (schema-v1.19.0) "
+            "SessionConfigOptionCategory"
+        ),
+        promised='development/acp-client.md:14 "session config options"',
+        observed=(
+            "categories 'context' and 'agent' are neither a schema value ('mode', "
+            "'model', 'model_config', 'thought_level') nor an '_'-prefixed extension "
+            "(its hitl-policy option rightly says '_hitl_policy')"
+        ),
+    )
 )
 def test_every_message_of_an_editor_session_conforms_to_the_acp_schema(
     instance: Instance,
@@ -144,10 +166,19 @@ ACP_UNDER_AUTO_EDIT_WRITES_WITHOUT_ASKING = Case(
 
 # function: it reads the HITL policy choices session/new offers the editor, which no step exposes.
 @defect(
-    "session/new's 'hitl-policy' config option (the editor's policy picker) offers "
-    "{value: 'hitl-policy-acp.json', name: 'acp'} beside the eight shipped envelopes; "
-    'contenox-cli.md (contenox acp / acpx): "There is no separate `acp` envelope — it folded '
-    'into `default`, which absorbed its two extra shell tokens."'
+    Defect(
+        title="the editor's policy picker offers a separate 'acp' envelope",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "contenox acp   # ACP client: initialize, session/new {cwd: <workspace>}\n"
+            "# the 'hitl-policy' configOption lists {value: 'hitl-policy-acp.json', "
+            "name: 'acp'} beside the eight shipped envelopes"
+        ),
+        promised='reference/contenox-cli.md:714 "There is no separate `acp` envelope"',
+        observed=(
+            "session/new's 'hitl-policy' option offers {value: 'hitl-policy-acp.json', name: 'acp'}"
+        ),
+    )
 )
 def test_the_editors_policy_picker_offers_no_separate_acp_envelope(instance: Instance) -> None:
     instance.init()
@@ -223,13 +254,25 @@ ACP_UNDER_A_POLICY_FILE_PATH_RUNS_UNDER_THAT_FILE = Case(
 AGENT_CHECK_DRIVES_A_TURN_AGAINST_AN_AGENT = Case(
     name="agent check drives a turn against a registered agent and streams its reply",
     script=Script(turns=["Checked and answering."]),
-    defect=(
-        "v1.0.0 has no `agent check` (nor `agent add`): `contenox agent check agent-planner` "
-        "prints the usage of `contenox agent` (Available Commands: disable, enable, list, "
-        'remove, show) and exits 0; development/acp-client.md: "The user-facing twin of this '
-        "harness is `contenox agent check <name>`: it drives the same DriveTurn path against "
-        "any registered agent and streams the reply — the way to verify an agent right after "
-        '`contenox agent add`."'
+    defect=Defect(
+        title="v1.0.0 has no `contenox agent check` (nor `agent add`)",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            'contenox agent check agent-planner; echo "exit $?"\n'
+            "# prints: the usage of `contenox agent` (Available Commands: disable, "
+            "enable, list, remove, show)\n"
+            "# exit 0"
+        ),
+        promised=(
+            'development/acp-client.md:75 "The user-facing twin of this harness is '
+            '`contenox agent check <name>`"'
+        ),
+        observed=("`agent check` is no command: it prints `contenox agent`'s usage and exits 0"),
+        bears_on=(
+            'reference/contenox-cli.md:263-266 "contenox agent list … contenox agent show '
+            "agent-reviewer … contenox agent enable agent-reviewer … contenox agent remove "
+            'agent-reviewer"',
+        ),
     ),
     steps=[
         step(

@@ -6,7 +6,7 @@ when a command starts, so each case reads the registry back with `agent list`.
 
 from __future__ import annotations
 
-from harness import Case, step
+from harness import Case, Defect, step
 
 HEADER = ["ID", "NAME", "SOURCE", "KIND", "ENABLED"]
 
@@ -80,13 +80,24 @@ DECLARED_IN_AGENTS_AGENTS = Case(
     name="an agent kept in agents agents is found too",
     files={".agents/agents/plain-checker.md": _declared("plain-checker")},
     steps=[step("agent", "list", stdout_has=["plain-checker"])],
-    defect=(
-        "a declaration at `.agents/agents/plain-checker.md` (name/description/tools frontmatter, "
-        "the same file is listed from `.contenox/agents/` and `.claude/agents/`) is not listed "
-        "by `contenox agent list`; stderr says 'refused  …/.agents/agents/plain-checker.md: "
-        "agentdecl: cannot tell which product … was written for; it carries no field unique to "
-        "one and sits outside a known agents directory. Name it with --dialect'; contenox-cli.md "
-        "`contenox agent`: 'agents you already keep in `.claude/agents/` or `.agents/agents/` "
-        "are found there too'"
+    defect=Defect(
+        title="a declaration in .agents/agents/ is refused instead of found",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "mkdir -p .agents/agents\n"
+            "printf -- '---\\nname: plain-checker\\ndescription: checks\\ntools: "
+            "Read\\n---\\nCheck.\\n' > .agents/agents/plain-checker.md\n"
+            "contenox agent list\n"
+            "# stderr: refused  …/.agents/agents/plain-checker.md: agentdecl: cannot "
+            "tell which product … was written for;\n"
+            "#   it carries no field unique to one and sits outside a known agents "
+            "directory. Name it with --dialect\n"
+            "# (the same file in .contenox/agents/ or .claude/agents/ is listed)"
+        ),
+        promised=(
+            'reference/contenox-cli.md:260 "agents you already keep in '
+            '`.claude/agents/` or `.agents/agents/` are found there too"'
+        ),
+        observed="the declaration is not listed; `agent list` refuses it for its directory",
     ),
 )

@@ -17,6 +17,7 @@ from pathlib import Path
 from dialogs import GATED_ECHO, workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -236,6 +237,42 @@ UNKNOWN_TOOL_DROPPED = Case(
     serves_all_turns=True,
 )
 
+UNKNOWN_TOOL_NAMED = Case(
+    name="the not carried line for a dropped tool names the tool",
+    files={".contenox/agents/websearch.md": _decl("websearch", "tools: Read, WebSearch")},
+    steps=[
+        step(
+            "agent",
+            "list",
+            notices_has=[
+                re.compile(r"not carried .*WebSearch.*resolves to nothing connected here")
+            ],
+        )
+    ],
+    defect=Defect(
+        title="the not-carried line for an unresolved tool does not name the tool",
+        reproduce=(
+            "in a fresh workspace, `.contenox/agents/websearch.md` with frontmatter "
+            "`name: websearch`, `description: Checks one thing for websearch`, "
+            "`tools: Read, WebSearch`; `contenox init`; `contenox agent list` prints on stderr "
+            "'not carried  websearch: tools — resolves to nothing connected here; the agent runs "
+            "without it. Connect it and name it under [tools] in agents.toml' — the word "
+            "`WebSearch` appears nowhere in it"
+        ),
+        promised=(
+            'guide/agents.md:329 "not carried  tools: WebSearch    resolves to nothing '
+            'connected here; the agent"'
+        ),
+        observed="'not carried  websearch: tools — resolves to nothing connected here; …'",
+        bears_on=(
+            'guide/tutorials/first-agent.md:109 "not carried  tools: WebSearch    '
+            'resolves to nothing connected here; the agent"',
+            'guide/agents.md:95-96 "An unknown name is dropped and reported; the agent runs '
+            'with the rest."',
+        ),
+    ),
+)
+
 NOTHING_RESOLVES = Case(
     name="a declaration where no tool resolves fails",
     files={".contenox/agents/nothing.md": _decl("nothing", "tools: WebSearch")},
@@ -351,23 +388,39 @@ def models_used(instance: Instance) -> list[str]:
     return seen
 
 
-PINNED_MODEL = Case(
-    name="a pinned model routes the agent to that model instead of the default",
-    backends={"main": LANDS, "pinned": Script(model="pinned-model", turns=LANDS.turns)},
-    default_backend="main",
-    files={".contenox/agents/pinned.md": _decl("pinned", "tools: Read\nmodel: pinned-model")},
-    steps=[_run("pinned")],
-    probes=[probe("models the agent ran on", models_used, expect=["pinned-model"])],
-    defect=(
-        "a declaration with `model: pinned-model` (a scripted backend serves `pinned-model`, "
-        'the default model is `scripted-test`): `contenox run --policy run pinned "check '
-        "it\"` runs every turn on the default `scripted-test` — the declaration's chain in "
-        '`.contenox/.generated/chain-agent-pinned.json` says `"model": "{{var:model}}"`, '
-        "the pin is dropped (a pin nobody serves lands on the default too); guide/agents.md "
-        "frontmatter table: '`model` | no | routing stays on your configured default unless "
-        "you pin it'"
-    ),
+# A declaration's `model:` alone is not a pin (agents-config.md `[routing]`):
+# pinning takes `pin_model = true` for that agent and a `[models]` mapping of
+# the name. The control is the same declaration and dialogs without the two
+# tables: routing stays on the configured default.
+_PIN_TABLES = (
+    "[agents.pinned.routing]\npin_model = true\n\n"
+    '[models]\npinned-model = "scripted-test:pinned-model"\n'
 )
+PINNED_MODEL = [
+    Case(
+        name=name,
+        backends={"main": LANDS, "pinned": Script(model="pinned-model", turns=LANDS.turns)},
+        default_backend="main",
+        files={
+            ".contenox/agents/pinned.md": _decl("pinned", "tools: Read\nmodel: pinned-model"),
+            **({".contenox/agents.toml": _PIN_TABLES} if pinned else {}),
+        },
+        steps=[_run("pinned")],
+        probes=[probe("models the agent ran on", models_used, expect=[model])],
+    )
+    for name, pinned, model in (
+        (
+            "pin_model with a models mapping routes the agent to the model it names",
+            True,
+            "pinned-model",
+        ),
+        (
+            "a declaration's model without pin_model stays on the configured default",
+            False,
+            "scripted-test",
+        ),
+    )
+]
 
 ACCEPT_EDITS = Case(
     name="permissionMode acceptEdits auto-accepts file writes",
@@ -477,13 +530,26 @@ EVERY_NAME_RESOLVES = Case(
             stdout_has=[re.compile(r"\ballnames\s+discovered")],
         )
     ],
-    defect=(
-        "`contenox agent list` with a declaration `tools: Read, Write, Edit, Bash, PowerShell, "
-        "Glob, Grep, WebFetch` prints 'not carried  allnames: tools — resolves to nothing "
-        "connected here' three times; one declaration per name shows the dropped ones are "
-        "`Glob`, `Grep` and `WebFetch` (`tools: Read, Glob` is carried as `Read` alone); "
-        "guide/agents.md: 'Tool names resolved out of the box: `Read`, "
-        "`Write`, `Edit`, `Bash`, `PowerShell`, `Glob`, `Grep`, `WebFetch`.'"
+    defect=Defect(
+        title="Glob, Grep and WebFetch are not resolved out of the box",
+        reproduce=(
+            "in a fresh workspace, `.contenox/agents/allnames.md` with frontmatter "
+            "`name: allnames`, `description: Checks one thing for allnames`, `tools: Read, Write, "
+            "Edit, Bash, PowerShell, Glob, Grep, WebFetch`; `contenox init`; `contenox agent "
+            "list` prints on stderr three times 'not carried  allnames: tools — resolves to "
+            "nothing connected here; the agent runs without it. Connect it and name it under "
+            "[tools] in agents.toml'; one declaration per name shows the three are `Glob`, "
+            "`Grep` and `WebFetch` (`tools: Read, Glob` is carried as `Read` alone)"
+        ),
+        promised=(
+            'guide/agents.md:94-95 "Tool names resolved out of the box: `Read`, `Write`, '
+            '`Edit`, `Bash`, `PowerShell`, `Glob`, `Grep`, `WebFetch`."'
+        ),
+        observed="three 'not carried  allnames: tools — resolves to nothing connected here' lines",
+        bears_on=(
+            'reference/agents-config.md:589-595 "Two kinds of name are absent from the '
+            'shipped table"',
+        ),
     ),
 )
 
@@ -1235,34 +1301,51 @@ def tasks_run(instance: Instance) -> list[str]:
     return seen
 
 
-MAX_TURNS_TIGHTENS = Case(
-    name="maxTurns hands the loop to recovery after that many tool rounds",
-    script=READS_THRICE,
-    files={
-        "notes.txt": "a note\n",
-        ".contenox/agents/brief.md": _decl("brief", "tools: Read\nmaxTurns: 1"),
-    },
-    steps=[_run("brief")],
-    probes=[
-        probe(
-            "tasks that ran",
-            tasks_run,
-            expect=satisfies(
-                lambda tasks: "brief-recovery" in tasks,
-                "the main loop handed over to recovery after one round",
-            ),
-        )
-    ],
-    defect=(
-        "a declaration with `maxTurns: 1` (and `tools: Read`), run with `contenox run --policy "
-        'run brief "check it"` on a dialog of three read_file rounds: all three run in the '
-        "main loop and `state show` lists no `brief-recovery` task; the emitted chain "
-        "(`.contenox/.generated/chain-agent-brief.json`) keeps the default bounds "
-        "(`edge_traversed_at_least` 60 main, 10 recovery) and `agent list` reports nothing "
-        "about the field; guide/agents.md frontmatter table: '`maxTurns` | no | tightens how "
-        "much one run may spend'"
-    ),
-)
+def envelope_compute(agent: str, tool_calls: int) -> object:
+    """A probe: the `compute` block of the envelope emitted for ``agent``, whose
+    ``maxToolCalls`` must be ``tool_calls``."""
+
+    def read(instance: Instance) -> object:
+        path = instance.work / ".contenox" / ".generated" / f"hitl-policy-{agent}.json"
+        return json.loads(path.read_text(encoding="utf-8")).get("compute")
+
+    return probe(
+        f"compute of the envelope emitted for {agent}",
+        read,
+        expect=satisfies(
+            lambda compute: isinstance(compute, dict) and compute.get("maxToolCalls") == tool_calls,
+            f"maxToolCalls {tool_calls}",
+        ),
+    )
+
+
+# agents-config.md `[policy.compute]`: a declaration's `maxTurns` lowers
+# `max_tool_calls` (default 300) when tighter and never raises it, and
+# `max_tool_calls` "is validated but not enforced by the shipped hosts" — so a
+# run of three read rounds under `maxTurns: 1` still lands; no page promises a
+# hand-over to recovery. The looser declaration is the control: 300 stays.
+MAX_TURNS_TIGHTENS = [
+    Case(
+        name=name,
+        script=READS_THRICE if turns == 1 else LANDS,
+        files={
+            "notes.txt": "a note\n",
+            f".contenox/agents/{agent}.md": _decl(agent, f"tools: Read\nmaxTurns: {turns}"),
+        },
+        steps=[_run(agent)],
+        probes=[envelope_compute(agent, calls)],
+    )
+    for name, agent, turns, calls in (
+        (
+            "maxTurns tighter than max_tool_calls lowers the agent's ceiling "
+            "and the run is not cut",
+            "brief",
+            1,
+            1,
+        ),
+        ("maxTurns looser than max_tool_calls never raises the ceiling", "lavish", 500, 300),
+    )
+]
 
 
 PREFIXED_SECTION = Case(

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from dialogs import GATED_ECHO
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
     Turn,
     await_ask,
     background,
+    defect,
     mission_finish,
     mission_report,
     probe,
@@ -158,19 +158,40 @@ A_QUESTION_WAITS_AND_THE_UNIT_RECEIVES_THE_ANSWER = Case(
 
 
 # function: a race, so twelve runs time out on their asks and every answer is checked
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "confirmed defect: after `contenox run --policy run --timeout 3s` ends while a gated "
-        "`echo` waits, `contenox approvals respond <id> --approve` often exits 1 with 'verdict "
-        "for approval <id> recorded, but resuming its suspended run failed: agentservice: the "
-        "mission behind this checkpoint already finished; the suspended run is not resumable "
-        '(mission <id> is "derailed")\' — the torn-down unit raced to mark the mission '
-        "derailed ('unit turn failed: agentinstance: ...: instance not found'); 9 of 12 "
-        "parallel trials by hand, and in most runs of this case. Contradicts contenox-cli.md, "
-        "`contenox run`: 'if --timeout ended the command first, the same answer resumes its "
-        "checkpoint exactly once'."
-    ),
+@defect(
+    Defect(
+        title=(
+            "an answer after `run --timeout` ended often fails: the mission was raced to derailed"
+        ),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: a local_shell `echo <n>` call the default envelope gates, "
+            "then a reply\n"
+            'for n in 1 2 3 4 5 6; do contenox run --policy run --timeout 3s "echo '
+            '$n" & done; wait\n'
+            "contenox approvals list               # six pending asks\n"
+            "contenox approvals respond <id> --approve   # for each id\n"
+            "# often exit 1: verdict for approval <id> recorded, but resuming its "
+            "suspended run failed: agentservice:\n"
+            "#   the mission behind this checkpoint already finished; the suspended "
+            'run is not resumable (mission <id> is "derailed")\n'
+            "# (9 of 12 trials by hand; the unit logged 'unit turn failed: "
+            "agentinstance: ...: instance not found')"
+        ),
+        promised=(
+            'reference/contenox-cli.md:92 "the same answer resumes its checkpoint exactly once"'
+        ),
+        observed=(
+            "`approvals respond --approve` exits 1: the torn-down unit raced to mark "
+            "the mission derailed"
+        ),
+    )
 )
 def test_answering_after_run_timed_out_resumes_the_checkpoint_of_every_waiting_run(
     instance: Instance,

@@ -1,7 +1,10 @@
 """Durable asks: how long one waits, how it ends, answered once, and what a torn-down run did.
 
 Runs are fired with ``contenox run --policy <envelope>`` under an envelope
-declared in the workspace's ``.contenox/agents.toml``; the gated call is an
+declared in ``~/.contenox/agents.toml`` (a v1.0.0 unit never loads one declared
+in the workspace's ``.contenox/agents.toml``: it logs ``policy "gate"
+unreadable, gating on default "hitl-policy-default.json"`` and every case would
+test the default envelope; test_envelopes.py quarantines that); the gated call is an
 ``echo`` (``native-echo``) or a ``write_file`` (``local_fs``). What a person
 sees is asserted: ``approvals list`` (its EXPIRES-IN column and what it says
 it swept), ``approvals respond``'s answer, the file a call wrote or did not,
@@ -21,6 +24,7 @@ import pytest
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Process,
     Result,
@@ -69,7 +73,11 @@ def _mission(*calls: ToolCall, report_first: str | None = None) -> Script:
 
 
 def _envelope(instance: Instance, name: str, toml_body: str) -> None:
-    instance.write(".contenox/agents.toml", f"[envelopes.{name}]\n{toml_body}")
+    """Declare envelope ``name`` in ``~/.contenox/agents.toml``, appended to what init wrote."""
+    path = instance.home / ".contenox" / "agents.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(f"{before}\n[envelopes.{name}]\n{toml_body}", encoding="utf-8")
 
 
 def _gate_echo(instance: Instance, grant: str) -> None:
@@ -121,8 +129,8 @@ def _tool_results(instance: Instance) -> list[str]:
 
 
 def _gate(toml_body: str) -> dict[str, str]:
-    """The workspace file declaring envelope ``gate``."""
-    return {".contenox/agents.toml": f"[envelopes.gate]\n{toml_body}"}
+    """``home_files``: ``~/.contenox/agents.toml`` declaring envelope ``gate``."""
+    return {"agents.toml": f"[envelopes.gate]\n{toml_body}"}
 
 
 def _gated_echo(grant: str) -> dict[str, str]:
@@ -149,21 +157,44 @@ def _still_pending(name: str = "ask") -> Probe:
 # --------------------------------------------------------------------------- how long an ask waits
 
 # Nobody answers: the run's own wait of 2s elapses, on_timeout (deny) applies,
-# the ask leaves the inbox and the run lands on its own.
-GRANT_TIMEOUT = Case(
-    name="a blocked run applies its grant timeout itself and carries on denied",
-    script=_mission(ECHO),
-    files=_gated_echo('{ grant = "approve", timeout = "2s", on_timeout = "deny" }'),
-    steps=[
-        step(*_GATE, "--timeout", "90s", TASK, timeout=150),
-        _NO_ASKS,
-        probe(
-            "tool results",
-            _tool_results,
-            expect=satisfies(lambda rs: "denied" in rs[0].lower(), "the echo denied"),
+# the ask leaves the inbox and the run lands on its own. The control changes
+# only the echo's grant, to allow: the same run echoes without an ask.
+GRANT_TIMEOUT = [
+    Case(
+        name=name,
+        script=_mission(ECHO),
+        home_files=_gated_echo(grant),
+        steps=[
+            step(*_GATE, "--timeout", "90s", TASK, timeout=150),
+            _NO_ASKS,
+            probe(
+                "tool results",
+                _tool_results,
+                expect=satisfies(
+                    lambda rs, ran=ran: (
+                        (rs[0] == "ping from the unit") is ran
+                        and ("denied" in rs[0].lower()) is not ran
+                    ),
+                    what,
+                ),
+            ),
+        ],
+    )
+    for name, grant, ran, what in (
+        (
+            "a blocked run applies its grant timeout itself and carries on denied",
+            '{ grant = "approve", timeout = "2s", on_timeout = "deny" }',
+            False,
+            "the echo denied",
         ),
-    ],
-)
+        (
+            "the same run with the echo allowed instead echoes without an ask",
+            '"allow"',
+            True,
+            "the echo's own text",
+        ),
+    )
+]
 
 
 def _expires(name: str, grant: str, expires: Sequence[str], *before: Action, **case: Any) -> Case:
@@ -171,7 +202,7 @@ def _expires(name: str, grant: str, expires: Sequence[str], *before: Action, **c
     return Case(
         name=name,
         script=_mission(ECHO),
-        files=_gated_echo(grant),
+        home_files=_gated_echo(grant),
         steps=[
             *before,
             background("run", *_GATE, "--timeout", "90s", TASK),
@@ -195,27 +226,12 @@ GRANT_WAIT_LISTED = _expires(
     "an ask lists the wait its grant names as expires in",
     '{ grant = "approve", timeout = "30m", on_timeout = "deny" }',
     ("29m", "30m"),
-    defect=(
-        'EXPIRES-IN ignores the grant\'s timeout: under `"native-echo.echo" = { grant = '
-        '"approve", timeout = "30m", on_timeout = "deny" }` the pending ask of `contenox run '
-        "--policy gate` lists EXPIRES-IN `6d` (the host ceiling), and after the run is torn "
-        "down a 6s grant's ask was still listed, `6d`, long after 6s. Contradicts "
-        "contenox-cli.md, `contenox approvals`: 'a grant written as shell = { grant = "
-        '"approve", timeout = "30m", on_timeout = "deny" } gives its asks thirty minutes\''
-    ),
 )
 
 NEVER_LISTED = _expires(
     "an ask whose grant says never lists expires in never",
     '{ grant = "approve", timeout = "never" }',
     ("never",),
-    defect=(
-        'timeout = "never" is rendered (`"timeout_s": -1`) but the durable row gets the host '
-        "ceiling: `contenox approvals list` shows EXPIRES-IN `6d` (or `23h` with "
-        'approval-ceiling 24h) for the ask of `"native-echo.echo" = { grant = "approve", '
-        'timeout = "never" }`. Contradicts hitl.md: \'the row is written with no expiry, no '
-        "sweep ever touches it, approvals list shows its EXPIRES-IN as never'"
-    ),
 )
 
 # Seven days less the seconds already waited reads as 6d.
@@ -283,7 +299,7 @@ def _live_ask(
     return Case(
         name=name,
         script=script,
-        files=files,
+        home_files=files,
         steps=[*before, background("run", *_GATE, "--timeout", "90s", TASK), *steps],
         **kw,
     )
@@ -398,7 +414,7 @@ TORN_DOWN_RECORD = Case(
     script=_mission(_write("gated.txt"), report_first="started on the gated write").optional_from(
         2
     ),
-    files=_WRITE_GATE,
+    home_files=_WRITE_GATE,
     steps=[
         _TORN_DOWN,
         workspace_file("gated.txt", expect=None),
@@ -416,17 +432,26 @@ TORN_DOWN_RECORD = Case(
 )
 
 
-_DERAILED = (
-    "answering a torn-down run's ask does not resume it: after `contenox run --policy gate "
-    '--timeout 4s` (files.write = "approve") ends, `contenox approvals respond <id> '
-    "--approve` exits 1 with 'verdict for approval <id> recorded, but resuming its suspended "
-    "run failed: agentservice: the mission behind this checkpoint already finished; the "
-    'suspended run is not resumable (mission <id> is "derailed")\' — the torn-down unit '
-    "marks its mission derailed (1 of 4 single runs by hand; of 8 parallel runs, some "
-    "answers always fail so; the race test_approvals.py quarantines). Contradicts "
-    "missions.md: 'the run checkpoints "
-    "beside the still-pending row on its way out, so answering it tomorrow from a different "
-    "terminal resumes the suspended run exactly once'"
+_DERAILED = Defect(
+    title="answering a torn-down run's ask does not resume it: the mission is already derailed",
+    reproduce=(
+        "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
+        '`default_action = "allow"` `files.write = "approve"`; `contenox init`; a scripted-test '
+        "backend as the default whose dialog calls `write_file {path: gated.txt}`, then "
+        "`mission_finish landed` and a text turn; eight times at once `contenox run --policy "
+        'gate --timeout 4s "do the task N"` (each exits 1 at its ask); `contenox approvals '
+        "respond <id> --approve` for each of the eight asks: some exit 1 with 'verdict for "
+        "approval <id> recorded, but resuming its suspended run failed: agentservice: the "
+        "mission behind this checkpoint already finished; the suspended run is not resumable "
+        '(mission <id> is "derailed")\' (1 of 4 single runs by hand; of 8 parallel runs, '
+        "some always; test_approvals.py quarantines the same race)"
+    ),
+    promised=(
+        'guide/missions.md:139 "the run checkpoints beside the still-pending row on '
+        "its way out, so answering it tomorrow from a different terminal resumes the "
+        'suspended run exactly once"'
+    ),
+    observed="'… the suspended run is not resumable (mission <id> is \"derailed\")', exit 1",
 )
 
 
@@ -495,7 +520,7 @@ def test_a_resumed_run_that_meets_a_further_gated_call_suspends_again_under_a_ne
 NO_ENGINE_NO_VERDICT = Case(
     name="a terminal that cannot build an engine records no verdict on a checkpointed ask",
     script=_mission(_write("gated.txt")),
-    files=_WRITE_GATE,
+    home_files=_WRITE_GATE,
     steps=[
         _TORN_DOWN,
         await_ask("ask"),
@@ -507,14 +532,25 @@ NO_ENGINE_NO_VERDICT = Case(
         _still_pending(),
         workspace_file("gated.txt", expect=None),
     ],
-    defect=(
-        "with no default model, no default provider and no backend, `contenox approvals "
-        "respond <id> --approve` on a torn-down run's ask exits 1 with 'verdict for approval "
-        "<id> recorded, but resuming its suspended run failed: … client resolution failed: no "
-        "models found in runtime state' — the verdict IS recorded (the ask leaves `approvals "
-        "list`) and the gated write_file even ran. Contradicts contenox-cli.md, `contenox "
-        "approvals`: 'a process that cannot build an engine (no default model configured) is "
-        "refused before anything is recorded … the ask stays pending'"
+    defect=Defect(
+        title="a terminal that cannot build an engine still records the verdict and runs the call",
+        reproduce=(
+            "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
+            '`default_action = "allow"` `files.write = "approve"`; `contenox init`; a '
+            "scripted-test backend `scripted` as the default whose dialog calls `write_file "
+            "{path: gated.txt}`, then `mission_report`, `mission_finish landed`, a text turn; "
+            '`contenox run --policy gate --timeout 4s "do the task"` exits 1 at its ask; '
+            '`contenox config set default-model ""`; `contenox config set default-provider ""`; '
+            "`contenox backend remove scripted`; `contenox approvals respond <id> --approve` "
+            "exits 1 with 'verdict for approval <id> recorded, but resuming its suspended run "
+            "failed: … client resolution failed: no models found in runtime state'; `contenox "
+            "approvals list` no longer lists the ask, and gated.txt was written"
+        ),
+        promised=(
+            'reference/contenox-cli.md:553 "a process that cannot build an engine (no '
+            'default model configured) is refused before anything is recorded"'
+        ),
+        observed="the verdict is recorded (the ask leaves the inbox) and the gated write ran",
     ),
 )
 
@@ -530,7 +566,7 @@ LIMIT = Case(
     name="approvals list limit caps the asks listed",
     # Two runs torn down at their asks: each process is served turn 0 only.
     script=_mission(ECHO).optional_from(1),
-    files=_gated_echo('"approve"'),
+    home_files=_gated_echo('"approve"'),
     steps=[
         _TORN_DOWN,
         step(*_GATE, "--timeout", "4s", TASK, exit_code=None, timeout=120),
@@ -560,7 +596,7 @@ MISSION_STOP = Case(
     name="mission stop closes the mission's pending asks",
     # Stopped at its ask: the turns after the echo are never asked for.
     script=_mission(ECHO).optional_from(1),
-    files=_gated_echo('"approve"'),
+    home_files=_gated_echo('"approve"'),
     steps=[
         background("run", *_GATE, "--timeout", "120s", TASK),
         await_ask("ask", tool="native-echo.echo", timeout=60),
@@ -584,7 +620,7 @@ def _unit_says(instance: Instance, ask_id: str) -> str:
 SUSPENSION_SAID = Case(
     name="a suspended turn says so in its transcript naming the approval id",
     script=_mission(ECHO),
-    files=_gated_echo('"approve"'),
+    home_files=_gated_echo('"approve"'),
     steps=[
         _TORN_DOWN,
         await_ask("ask"),
@@ -598,13 +634,24 @@ SUSPENSION_SAID = Case(
             ),
         ),
     ],
-    defect=(
-        "a torn-down run leaves no word of its suspension: after `contenox run --policy gate "
-        "--timeout 4s` ends on a gated echo, the unit's session (named by `mission show`) has "
-        "no messages at all (`session show <id>`: 'has no messages yet'), so nothing names the "
-        "approval id. Contradicts hitl.md, How an open ask stays visible: 'A turn that "
-        "suspended — the process left, or its asks were detached — ends with a message in the "
-        "transcript saying it is suspended rather than finished, naming the approval id.'"
+    defect=Defect(
+        title="a torn-down run's unit session records no suspension naming the approval id",
+        reproduce=(
+            "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
+            '`default_action = "allow"` and `[envelopes.gate.tools]` `"native-echo.echo" = '
+            '"approve"`; `contenox init`; a scripted-test backend as the default whose dialog '
+            "calls `echo {input: ping from the unit}`, then `mission_report`, `mission_finish "
+            'landed`, a text turn; `contenox run --policy gate --timeout 4s "do the task"` '
+            "exits 1 at its ask; `contenox mission show <mission of the ask>` names the unit's "
+            "session; `contenox session show <it>` prints 'has no messages yet' — nothing names "
+            "the approval id"
+        ),
+        promised=(
+            'guide/hitl.md:111 "A turn that suspended — the process left, or its asks '
+            "were detached — ends with a message in the transcript saying it is "
+            'suspended rather than finished, naming the approval id."'
+        ),
+        observed="the unit's session has no messages at all",
     ),
 )
 
@@ -629,30 +676,31 @@ def _as_agent(**expect: Any) -> Step:
     )
 
 
-AGENT_ANSWER_ACCEPTED = _live_ask(
-    "an agent answer is accepted where the envelope grants agent answers",
-    _mission(_question("which branch")),
-    _answers(),
-    await_ask("ask", kind="question", timeout=60),
-    _as_agent(stdout_has=['Answered as agent "planner"']),
-    wait("run", timeout=120),
-    before=[_BETA],
-)
-
-AGENT_ANSWER_REFUSED = Case(
-    name="an agent answer is refused where the envelope grants none",
-    # Torn down at its question, which stays unanswered: nothing after it is asked for.
-    script=_mission(_question("which branch")).optional_from(1),
-    files=_gate('default_action = "allow"\nmissions.answer = "deny"\n'),
-    steps=[
-        _TORN_DOWN,
-        _BETA,
-        await_ask("ask"),
+# The same live run and question, only missions.answer changed: granted, the
+# agent's answer is taken; denied, it is refused and a person answers instead.
+AGENT_ANSWER = [
+    _live_ask(
+        "an agent answer is accepted where the envelope grants agent answers",
+        _mission(_question("which branch")),
+        _answers(),
+        await_ask("ask", kind="question", timeout=60),
+        _as_agent(stdout_has=['Answered as agent "planner"']),
+        wait("run", timeout=120),
+        before=[_BETA],
+    ),
+    _live_ask(
+        "an agent answer is refused where the envelope grants none",
+        _mission(_question("which branch")),
+        _gate('default_action = "allow"\nmissions.answer = "deny"\n'),
+        await_ask("ask", kind="question", timeout=60),
         _as_agent(exit_code="non-zero", stderr_has=["allowAgentAnswers"]),
-        # The question was not answered.
+        # The question was not answered by the agent: it waits for a person.
         _still_pending(),
-    ],
-)
+        respond("ask", answer="use main"),
+        wait("run", timeout=120),
+        before=[_BETA],
+    ),
+]
 
 
 def _answer_as_agent(instance: Instance, ask_id: str) -> Result:
@@ -665,8 +713,11 @@ def _answer_as_agent(instance: Instance, ask_id: str) -> Result:
 def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spent(
     instance: Instance,
 ) -> None:
-    for rel, text in _answers(max_answers=1).items():
-        instance.write(rel, text)
+    _envelope(
+        instance,
+        "gate",
+        _answers(max_answers=1)["agents.toml"].removeprefix("[envelopes.gate]\n"),
+    )
     instance.init()
     instance.must("config", "set", "opt-in-beta", "true")
     run = _start(instance, _mission(_question("which branch"), _question("which remote")))
@@ -751,16 +802,30 @@ def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
 
 # function: signals the ACP host while its card is open
 @defect(
-    "a host going away with an ask open calls the turn cancelled, not suspended: `contenox "
-    "acp` sent SIGTERM (or SIGHUP, or SIGINT) while a write_file card waits answers the "
-    "prompt with stopReason 'cancelled' and _meta contenox.stopReason 'The turn was "
-    "cancelled before it finished, so any work in flight was abandoned', and the turn's "
-    "text names no approval id — although the ask stays pending and a reconnecting client "
-    "is asked it again. Contradicts hitl.md, How an open ask stays visible: 'A turn that "
-    "suspended — the process left … ends with a message … saying it is suspended rather "
-    "than finished, naming the approval id … On the wire the ACP stopReason stays end_turn "
-    "… the distinguishing detail travels in the response's _meta alongside the "
-    "announcement'"
+    Defect(
+        title="an ACP host going away with an ask open ends the turn cancelled, not suspended",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; a scripted-test backend as the default whose "
+            "dialog is `general` (the router's label), `write_file {path: out.txt}`, `Done.`; "
+            "`contenox acp` driven by an ACP client: initialize, session/new, session/prompt "
+            "'write the file'; leave the session/request_permission unanswered and send the "
+            "`contenox acp` process SIGTERM (or SIGHUP, or SIGINT): the prompt is answered "
+            "with stopReason 'cancelled' and _meta contenox.stopReason 'The turn was cancelled "
+            "before it finished, so any work in flight was abandoned'; the turn's text names no "
+            "approval id, although `contenox approvals list` still lists the ask and a "
+            "reconnecting client is asked it again"
+        ),
+        promised=(
+            'guide/hitl.md:111 "A turn that suspended — the process left, or its asks '
+            "were detached — ends with a message in the transcript saying it is "
+            'suspended rather than finished, naming the approval id."'
+        ),
+        observed="stopReason 'cancelled', no approval id in the turn's text or _meta",
+        bears_on=(
+            'guide/hitl.md:111 "On the wire the ACP `stopReason` stays `end_turn` — the '
+            'protocol has no "suspended" reason"',
+        ),
+    )
 )
 def test_a_turn_suspended_by_its_host_going_away_ends_as_end_turn_naming_the_ask(
     instance: Instance,

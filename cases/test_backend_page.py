@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import Case, step
+from harness import Case, Defect, step
 
 # The four types the page says get an inferred base URL, and the URL each stores.
 _INFERRED = {
@@ -92,11 +92,23 @@ ANY_TYPE_STRING = Case(
         step("backend", "add", "mine", "--type", "my-gateway", "--url", "http://127.0.0.1:9"),
         step("backend", "list", stdout_has=["mine", "my-gateway"]),
     ],
-    defect=(
-        "`contenox backend add mine --type my-gateway --url http://127.0.0.1:9` exits 1: "
-        "'failed to add backend: invalid backend data: Type must be ollama, vllm, openai, "
-        "anthropic, bedrock, gemini, vertex-google, or scripted-test'; contenox-cli.md "
-        "`contenox backend`: '`--type` accepts any string' / 'Not validated against a fixed enum'"
+    defect=Defect(
+        title="`backend add --type` refuses a type outside the fixed list",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "contenox backend add mine --type my-gateway --url http://127.0.0.1:9; "
+            'echo "exit $?"\n'
+            "# Error: failed to add backend: invalid backend data: Type must be "
+            "ollama, vllm, openai, anthropic,\n"
+            "#   bedrock, gemini, vertex-google, or scripted-test\n"
+            "# exit 1"
+        ),
+        promised='reference/contenox-cli.md:374 "`--type` accepts any string"',
+        observed=(
+            "exit 1: 'Type must be ollama, vllm, openai, anthropic, bedrock, gemini, "
+            "vertex-google, or scripted-test'"
+        ),
+        bears_on=('reference/contenox-cli.md:368 "Not validated against a fixed enum"',),
     ),
 )
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from harness import Case, Instance, Script, Terminal, keys, open_terminal, route, screen, step
+from harness import (
+    Case,
+    Defect,
+    Instance,
+    Script,
+    Terminal,
+    defect,
+    keys,
+    open_terminal,
+    route,
+    screen,
+    step,
+)
 
 MODEL = "probe-model"
 GREETING = Script(model=MODEL, turns=[route(), "Hello from the script."])
@@ -90,16 +100,31 @@ def test_beam_plain_draws_without_colour(instance: Instance) -> None:
 
 
 # function: asserts on the raw bytes beam wrote, which no step type exposes
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "confirmed defect: `contenox beam --plain` under a 40x120 pty, after typing "
-        "`say hello`, writes cursor-up and erase-line sequences (e.g. b'\\x1b[1A\\r\\x1b[2K' "
-        "then b'Hello ', b'Hello from ', b'Hello from the script.' redrawn in place, and the "
-        "status line rewritten on every token); contenox-cli.md `contenox beam` flags table: "
-        "'--plain | Plain output: no colour and no redrawing, for terminals and captures "
-        "that want neither'"
-    ),
+@defect(
+    Defect(
+        title="`beam --plain` redraws in place",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: one turn, text 'Hello from the script.'\n"
+            "script -qc 'stty rows 40 cols 120; contenox beam --plain' typescript   "
+            "# type: say hello, Enter, then /quit\n"
+            "od -c typescript | grep -n '033'\n"
+            "# cursor-up and erase-line sequences (b'\\x1b[1A\\r\\x1b[2K'), 'Hello ', "
+            "'Hello from ', 'Hello from the script.' redrawn in place,\n"
+            "# the status line rewritten on every token"
+        ),
+        promised='reference/contenox-cli.md:68 "Plain output: no colour and no redrawing"',
+        observed=(
+            "under a 40x120 pty `beam --plain` writes cursor-up/erase-line sequences "
+            "and redraws the reply token by token"
+        ),
+    )
 )
 def test_beam_plain_draws_without_redrawing(instance: Instance) -> None:
     term = _greeted_and_quit(instance)

@@ -14,6 +14,7 @@ import re
 from dialogs import WRITE_GREETING, workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     await_ask,
@@ -128,14 +129,34 @@ AT_PUTS_A_FILE_IN_FRONT_OF_THE_AGENT = Case(
             ),
         ),
     ],
-    defect=(
-        "`@` in beam's composer attaches nothing: in `beam --plain`, typing `@note` offers "
-        "notes.txt in the picker, Enter puts `@notes.txt ` in the draft, and the prompt "
-        "`@notes.txt  what does it say` reaches the model as exactly that text — `state show "
-        "<req> --raw` shows no message carrying the file's content ('the note says: ship on "
-        "thursday'), and `session show` records the bare text (v1.0.0, 2026-12-01). "
-        "Contradicts contenox-cli.md `contenox beam`: 'The composer takes `/` for commands and "
-        "`@` to put a file in front of the agent' (beam --help: '@ to attach a file')."
+    defect=Defect(
+        title="`@` in beam's composer attaches no file",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: one reply turn\n"
+            "echo 'the note says: ship on thursday' > notes.txt\n"
+            "contenox beam --plain   # type @note, Enter on notes.txt in the picker, "
+            "then ' what does it say', Enter; /quit\n"
+            "contenox state list; contenox state show <request> --raw\n"
+            "# the user message is '@notes.txt  what does it say'; no message "
+            "carries 'the note says: ship on thursday'\n"
+            "contenox session show <session>   # records the bare text"
+        ),
+        promised=(
+            'reference/contenox-cli.md:59 "The composer takes `/` for commands and '
+            '`@` to put a file in front of the agent"'
+        ),
+        observed=(
+            "the picker inserts `@notes.txt ` into the draft, but the model is sent "
+            "the bare text without the file's content"
+        ),
+        bears_on=('`contenox beam --help` "@ to attach a file"',),
     ),
 )
 

@@ -13,6 +13,7 @@ import re
 from dialogs import WRITE_GREETING
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     defect,
@@ -170,15 +171,33 @@ SLASH_NEW_STARTS_A_NEW_SESSION_AND_SLASH_SESSIONS_LISTS_BOTH = Case(
 
 
 @defect(
-    "A card left open when beam quits does not say it outlived its turn: `beam --plain`, "
-    "`write out.txt` (scripted write_file under the default envelope) raises the card "
-    "'y allow - n deny - Esc cancels turn'; closing the terminal (SIGHUP) leaves the ask "
-    "pending; `beam --plain --session <that session>` draws the card again with "
-    "'y allow - n deny - Esc cancels turn' (and without its arguments), never 'answering "
-    "resumes the run' (v1.0.0, 2026-11-30; /quit is not taken while the card is open and "
-    "Ctrl-C cancels the turn). Contradicts contenox-cli.md `contenox beam`: 'A card that "
-    "outlives its turn keeps working and says so — its key line reads `answering resumes the "
-    "run` in place of the `Esc cancels turn` it offers over a live one.' and guide/hitl.md."
+    Defect(
+        title="a beam card that outlived its turn still offers 'Esc cancels turn'",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: a write_file {path: out.txt} call (gated by the default "
+            "envelope), then a reply\n"
+            "contenox beam --plain   # type: write out.txt; the card reads 'y allow "
+            "- n deny - Esc cancels turn'\n"
+            "# close the terminal (SIGHUP); `contenox approvals list` shows the ask "
+            "pending\n"
+            "contenox beam --plain --session <that session>\n"
+            "# the card is drawn again with 'y allow - n deny - Esc cancels turn' "
+            "(no arguments), never 'answering resumes the run'"
+        ),
+        promised=(
+            'reference/contenox-cli.md:59 "A card that outlives its turn keeps working and says so"'
+        ),
+        observed=(
+            "the reopened card's key line says 'Esc cancels turn', not 'answering resumes the run'"
+        ),
+    )
 )
 # function: two beam terminals in turn — the second reopens the session the
 # first left with its card open — which one Case's terminal cannot express.

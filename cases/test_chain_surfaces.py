@@ -15,6 +15,7 @@ from test_events_page import LANDS, REPORT, dispatch_until, trigger
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -33,14 +34,37 @@ from harness import (
 
 THE_DERIVED_LOOP_FIRES_AS_PRINTED = Case(
     name="the derived review loop fired as the page prints it runs its git diff",
-    defect=(
-        '`contenox mission fire chain-agent-diffreview "review the current diff" --wait`, as '
-        "guide/chains/agentic-loop.md prints it, after `contenox init` with the page's chain in "
-        ".contenox/: exit 1, 'Error: no mission envelope: pass --policy <policy>, or set a "
-        "default with `contenox config set default-mission-policy <policy>`' — nothing runs. "
-        "agentic-loop.md: 'fire it, and let its own `local_shell` run the `git diff` the system "
-        "prompt asks for' (contenox-cli.md: a fire with neither --policy nor the default is "
-        "refused)"
+    defect=Defect(
+        title=("the review loop fired as agentic-loop.md prints it is refused without --policy"),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# the page's chain-agent-diffreview.json in .contenox/\n"
+            'contenox mission fire chain-agent-diffreview "review the current diff" '
+            '--wait; echo "exit $?"\n'
+            "# Error: no mission envelope: pass --policy <policy>, or set a default "
+            "with\n"
+            "#   `contenox config set default-mission-policy <policy>`\n"
+            "# exit 1, nothing runs"
+        ),
+        promised=(
+            'guide/chains/agentic-loop.md:155 "fire it, and let its own '
+            '`local_shell` run the `git diff`"'
+        ),
+        observed=(
+            "exit 1 'no mission envelope: pass --policy <policy>…', as "
+            "contenox-cli.md documents; the page's command omits --policy"
+        ),
+        bears_on=(
+            ('reference/contenox-cli.md:523 "(default: `default-mission-policy` config)"'),
+            ('guide/missions.md:44 "If neither is set, the fire is refused rather than guessing."'),
+        ),
+        docs_disagree=True,
     ),
     script=Script(
         turns=[
@@ -180,12 +204,29 @@ TWO_STEPS = json.dumps(
 
 
 @defect(
-    "a trigger on report_added firing a two-task chain (noop `sort_the_event` → noop "
-    "`file_the_event`), run by `contenox events dispatch --auto` ('fired on-report … status=ok'): "
-    "`contenox events firings` prints 'NID TRIGGER STATUS REQUEST TIME ERROR' with the request "
-    "id and `events list` the domain events — neither names a task of the run; only `contenox "
-    "state show <request>` lists them. guide/chains/routing.md: 'Each task attempt is logged with "
-    "its id … and `contenox events` shows the same journey for a dispatched run'"
+    Defect(
+        title="`contenox events` does not show which tasks a dispatched run took",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# a trigger on report_added firing a two-task chain: noop "
+            "sort_the_event -> noop file_the_event\n"
+            "contenox events dispatch --auto     # prints: fired on-report … "
+            "status=ok\n"
+            "contenox events firings             # NID TRIGGER STATUS REQUEST TIME "
+            "ERROR: the request id, no task\n"
+            "contenox events list                # domain events only\n"
+            "contenox state show <request>       # the only place sort_the_event and "
+            "file_the_event appear"
+        ),
+        promised=(
+            'guide/chains/routing.md:89 "`contenox events` shows the same journey '
+            'for a dispatched run"'
+        ),
+        observed=(
+            "neither `events firings` nor `events list` names a task of the run; "
+            "only `state show` does"
+        ),
+    )
 )
 def test_contenox_events_shows_which_tasks_a_dispatched_run_took(instance: Instance) -> None:
     # function: needs dispatch running until its firing line appears

@@ -14,7 +14,7 @@ from typing import Any
 
 from chains import END, MODEL, NO_MODEL, UNASKED, branches, chain, ran, task
 
-from harness import Case, Instance, Script, ToolCall, Turn, probe, probes, step, write
+from harness import Case, Defect, Instance, Script, ToolCall, Turn, probe, probes, step, write
 
 
 def _sent_system(instance: Instance) -> list[list[str]]:
@@ -462,13 +462,32 @@ THE_EDGE_COUNT_MACRO_IS_LIVE = Case(
 
 NO_STALE_BUDGET_LINE = Case(
     name="a chat step is sent only the current budget line and no stale one",
-    defect=(
-        "`contenox chat --chain c.json` of a loop whose system_instruction is "
-        "'USED={{edge_count:chat->run_tools}} …': the third chat step is sent three system "
-        "messages, 'USED=2 …', 'USED=1 …' and 'USED=0 …' (state show --raw): every earlier "
-        "rendering stays in the history. specification/examples.md #4: 'The macro is "
-        "re-evaluated at every task step, so each call to the chat task gets a fresh budget "
-        'reading. There is no stale "10 of 20" line cached anywhere.\''
+    defect=Defect(
+        title="a chat loop's earlier budget lines stay in the history",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# c.json: a chat -> run_tools loop whose system_instruction is "
+            "'USED={{edge_count:chat->run_tools}} …'\n"
+            "# dialog: two tool-call turns, then a reply\n"
+            "contenox chat --chain c.json hi\n"
+            "contenox state show <request> --raw\n"
+            "# the third chat step is sent three system messages: 'USED=2 …', "
+            "'USED=1 …', 'USED=0 …'"
+        ),
+        promised='specification/examples.md:208 "There is no stale"',
+        observed=(
+            "every earlier rendering of the system instruction stays in the history "
+            "sent to the model"
+        ),
+        bears_on=(
+            ('specification/examples.md:208 "The macro is re-evaluated at every task step"'),
+        ),
     ),
     script=THREE_READS,
     files={**NOTES, "c.json": loop("USED={{edge_count:chat->run_tools}}", 2)},
@@ -532,14 +551,28 @@ THE_SEEDED_PLANNER_IS_AGENT_PLANNER = Case(
 
 DEFAULT_CHAIN_IS_USED = Case(
     name="chat without a chain flag runs the default chain set for the workspace",
-    defect=(
-        "`contenox config set default-chain chain-mine.json` (also tried "
-        "'.contenox/chain-mine.json'), a chain with system_instruction 'WORKSPACE COPY' at "
-        ".contenox/chain-mine.json, then `contenox chat hi`: `state show --raw` shows the "
-        "task 'chat-agent' with the shipped chat prompt ('Current date: …') — the setting is "
-        "ignored. contenox-cli.md, --chain: 'Falls back to default-chain in config, then the "
-        "agent chain compiled into .generated/'; naming.md: 'For files resolved by name — the "
-        "default-chain workspace setting … — resolution is workspace-first'"
+    defect=Defect(
+        title="`chat` ignores the workspace's default-chain setting",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# .contenox/chain-mine.json: a chat chain with system_instruction "
+            "'WORKSPACE COPY'\n"
+            "contenox config set default-chain chain-mine.json   # also tried "
+            ".contenox/chain-mine.json\n"
+            "contenox chat hi\n"
+            "contenox state show <request> --raw\n"
+            "# task 'chat-agent' with the shipped chat prompt ('Current date: …'), "
+            "no 'WORKSPACE COPY'"
+        ),
+        promised='reference/config.md:120 "Chain file used in this workspace"',
+        observed="the shipped chat chain runs; the setting is ignored",
+        bears_on=('guide/chains/naming.md:70 "resolution is workspace-first"',),
     ),
     script=Script(turns=["answered"]),
     home_files={

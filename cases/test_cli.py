@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness import Case, Instance, Script, open_acp, probe, route, step
+from harness import Case, Defect, Instance, Script, open_acp, probe, route, step
 
 ONE = Script(model="m1", turns=["reply from m1"])
 TWO = Script(model="m2", turns=["reply from m2"])
@@ -55,12 +55,26 @@ PROVIDER_OVERRIDE = Case(
     name="provider naming a provider with no backend does not answer from the default one",
     script=ONE,
     steps=[step("chat", "--provider", "ollama", "hi", exit_code=None, stdout_lacks=["reply"])],
-    defect=(
-        "with scripted-test as default provider (model m1) and no ollama backend, `contenox chat "
-        "--provider ollama hi` prints 'reply from m1' and exits 0: the override fails model "
-        "resolution and the chat-recovery task answers from the configured default without a "
-        "word (`chat --model zzz hi` does the same); contenox-cli.md Global Flags: '`--provider "
-        "<type>` | Provider override for this invocation'"
+    defect=Defect(
+        title=("--provider naming a provider with no backend silently answers from the default"),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# default provider scripted-test, model m1; no ollama backend\n"
+            'contenox chat --provider ollama hi; echo "exit $?"   # prints: reply '
+            "from m1, exit 0\n"
+            "contenox chat --model zzz hi                        # the same"
+        ),
+        promised='reference/contenox-cli.md:22 "Provider override for this invocation"',
+        observed=(
+            "model resolution fails and the chat-recovery task answers from the "
+            "configured default without a word"
+        ),
     ),
 )
 
@@ -129,10 +143,23 @@ TIMEOUT_FLAG = Case(
     steps=[
         step("chat", "--timeout", "1ns", "hi", exit_code=1, stdout_lacks=["reply from m1"]),
     ],
-    defect=(
-        "`contenox chat --timeout 1ns hi` (and `contenox --timeout 1ns chat hi`) prints "
-        "'reply from m1' and exits 0 after ~0.9 s; contenox-cli.md Global Flags: '`--timeout` | "
-        "Max execution time per invocation (default `2h`)'"
+    defect=Defect(
+        title="--timeout does not bound the invocation",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: one turn 'reply from m1'\n"
+            'time contenox chat --timeout 1ns hi; echo "exit $?"   # prints: reply '
+            "from m1, exit 0 after ~0.9 s\n"
+            "contenox --timeout 1ns chat hi                         # the same"
+        ),
+        promised='reference/contenox-cli.md:25 "Max execution time per invocation"',
+        observed="the chat answers and exits 0",
     ),
 )
 
@@ -185,11 +212,23 @@ STEPS = Case(
     name="steps prints the execution steps after the result",
     script=ONE,
     steps=[step("chat", "--steps", "hi", stdout_has=["reply from m1", "chat-agent"])],
-    defect=(
-        "`contenox chat --steps hi` (and `contenox --steps chat hi`) prints only 'reply from m1' "
-        "on stdout and 'Thinking...' on stderr — no step of the chain (chat-agent, "
-        "chat_completion) is printed; contenox-cli.md Global Flags: '`--steps` | Print "
-        "execution steps after the result'"
+    defect=Defect(
+        title="--steps prints no execution step",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: one turn 'reply from m1'\n"
+            "contenox chat --steps hi        # stdout: reply from m1; stderr: "
+            "Thinking...\n"
+            "contenox --steps chat hi        # the same"
+        ),
+        promised='reference/contenox-cli.md:30 "Print execution steps after the result"',
+        observed="no step of the chain (chat-agent, chat_completion) is printed",
     ),
 )
 
@@ -320,13 +359,29 @@ ENV_DEFAULT_MODEL = Case(
         step("chat", "hi", env={"CONTENOX_DEFAULT_MODEL": "m2"}, stdout_has=["reply from m2"]),
         step("config", "get", "default-model", stdout_has=["m1"]),
     ],
-    defect=(
-        "two scripted backends (m1 default, m2): `CONTENOX_DEFAULT_MODEL=m2 contenox chat hi` "
-        "prints 'reply from m1', and `CONTENOX_DEFAULT_MODEL=m2 contenox doctor` says 'Default "
-        "model:    m1' (CONTENOX_DEFAULT_PROVIDER likewise shows nothing in doctor); "
-        "contenox-cli.md Environment variables: '`CONTENOX_DEFAULT_MODEL` / "
-        "`CONTENOX_DEFAULT_PROVIDER` | Process-level override of the configured default "
-        "model/provider (nothing is persisted).'"
+    defect=Defect(
+        title="CONTENOX_DEFAULT_MODEL does not override the configured default model",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# two scripted backends: m1 (the configured default-model, replies "
+            "'reply from m1') and m2 ('reply from m2')\n"
+            "CONTENOX_DEFAULT_MODEL=m2 contenox chat hi     # prints: reply from m1\n"
+            "CONTENOX_DEFAULT_MODEL=m2 contenox doctor      # Default model:    m1"
+        ),
+        promised=(
+            'reference/contenox-cli.md:798 "Process-level override of the configured '
+            'default model/provider"'
+        ),
+        observed=(
+            "the configured m1 answers and doctor reports m1 "
+            "(CONTENOX_DEFAULT_PROVIDER likewise shows nothing)"
+        ),
     ),
 )
 
@@ -347,12 +402,27 @@ ENV_ALT = Case(
             stdout_has=["reply from m2"],
         )
     ],
-    defect=(
-        "`CONTENOX_DEFAULT_ALT_MODEL=m2 CONTENOX_DEFAULT_ALT_PROVIDER=scripted-test contenox chat "
-        "--chain alt.json hi` (a chain whose model is {{var:alt_model}}) fails: 'template var "
-        '"alt_model" is not set\'; `--alt-model m2 --alt-provider scripted-test` works; '
-        "contenox-cli.md Environment variables: '`CONTENOX_DEFAULT_ALT_MODEL` / "
-        "`CONTENOX_DEFAULT_ALT_PROVIDER` | Same, for the alt model pair.'"
+    defect=Defect(
+        title="CONTENOX_DEFAULT_ALT_MODEL/PROVIDER do not fill a chain's alt variables",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# alt.json: a chat chain whose model is {{var:alt_model}} and provider "
+            "{{var:alt_provider}}; a second scripted backend serves m2\n"
+            "CONTENOX_DEFAULT_ALT_MODEL=m2 "
+            "CONTENOX_DEFAULT_ALT_PROVIDER=scripted-test contenox chat --chain "
+            "alt.json hi\n"
+            '# Error: … template var "alt_model" is not set\n'
+            "contenox chat --chain alt.json --alt-model m2 --alt-provider "
+            "scripted-test hi   # works"
+        ),
+        promised='reference/contenox-cli.md:799 "Same, for the alt model pair."',
+        observed="'template var \"alt_model\" is not set': the variables are not read",
     ),
 )
 
@@ -370,12 +440,25 @@ ENV_MAX_TOKENS = Case(
             stdout_has=["reply from m1"],
         )
     ],
-    defect=(
-        "`CONTENOX_DEFAULT_MAX_TOKENS=64 contenox chat --chain mt.json hi` (max_tokens = "
-        "{{var:max_tokens}}) fails: 'template var \"max_tokens\" is not set', while "
-        "`--max-tokens 64` works; contenox-cli.md Environment variables: "
-        "'`CONTENOX_DEFAULT_MAX_TOKENS` / `CONTENOX_DEFAULT_THINK` | Same, for the response token "
-        "cap and reasoning level.'"
+    defect=Defect(
+        title="CONTENOX_DEFAULT_MAX_TOKENS does not fill {{var:max_tokens}}",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# mt.json: a chat chain with max_tokens = {{var:max_tokens}}\n"
+            "CONTENOX_DEFAULT_MAX_TOKENS=64 contenox chat --chain mt.json hi\n"
+            '# Error: … template var "max_tokens" is not set\n'
+            "contenox chat --chain mt.json --max-tokens 64 hi   # works"
+        ),
+        promised=(
+            'reference/contenox-cli.md:800 "Same, for the response token cap and reasoning level."'
+        ),
+        observed="'template var \"max_tokens\" is not set': the variable is not read",
     ),
 )
 
@@ -391,11 +474,26 @@ ENV_THINK = Case(
             stdout_lacks=["reply from m1"],
         )
     ],
-    defect=(
-        "`CONTENOX_DEFAULT_THINK=bogus contenox chat hi` prints 'reply from m1' and exits 0 "
-        "while `--think bogus` is refused ('invalid think level'): the variable is not read as "
-        "the reasoning level; contenox-cli.md Environment variables: '`CONTENOX_DEFAULT_THINK` "
-        "| Same, for the … reasoning level.'"
+    defect=Defect(
+        title="CONTENOX_DEFAULT_THINK is not read as the reasoning level",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: one turn 'reply from m1'\n"
+            'CONTENOX_DEFAULT_THINK=bogus contenox chat hi; echo "exit $?"   # '
+            "prints: reply from m1, exit 0\n"
+            "contenox chat --think bogus hi                                 # "
+            "refused: invalid think level"
+        ),
+        promised=(
+            'reference/contenox-cli.md:800 "Same, for the response token cap and reasoning level."'
+        ),
+        observed=("an unknown level in the variable is ignored: the chat answers and exits 0"),
     ),
 )
 

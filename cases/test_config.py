@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dialogs import WRITE_GREETING, workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Probe,
     Script,
@@ -172,14 +173,23 @@ A_WORKSPACE_KEY_FALLS_BACK_TO_THE_GLOBAL_VALUE = Case(
         step("config", "set", "default-chain", "chain-global.json", cwd="tmp/no-project"),
         step("config", "get", "default-chain", stdout_has=["chain-global.json"]),
     ],
-    defect=(
-        "no command gives a workspace key a global value: in a directory with no `.contenox` "
-        "above it, `contenox config set default-chain chain-global.json` prints '✓  "
-        "default-chain = chain-global.json  (workspace)', and `contenox config get "
-        "default-chain` in an initialised project then prints '  (global)' (empty). "
-        "Contradicts reference/config.md: '`default-chain` | workspace | … falls back to the "
-        "global value when unset' (same for `hitl-policy-name`) and `config set --help`: "
-        "'fall back to the global value when not set locally'."
+    defect=Defect(
+        title="no command gives a workspace key a global value",
+        reproduce=(
+            "in a scratch HOME: in a directory with no `.contenox` above it, `contenox config "
+            "set default-chain chain-global.json` prints '✓  default-chain = "
+            "chain-global.json  (workspace)'; `contenox config get default-chain` in an "
+            "initialised project then prints '  (global)' with no value"
+        ),
+        promised=(
+            'reference/config.md:120 "| `default-chain` | workspace | Chain file used in this '
+            'workspace; falls back to the global value when unset |"'
+        ),
+        observed="stored for the unmarked directory's workspace; the project sees no value",
+        bears_on=(
+            'reference/config.md:121 "| `hitl-policy-name` | workspace | Active HITL policy for '
+            'this workspace; falls back to the global value when unset."',
+        ),
     ),
 )
 
@@ -353,12 +363,22 @@ BETA_OFF_MEANS_EVENTS_IS_ABSENT = Case(
         step("config", "set", "opt-in-beta", "false"),
         step("events", "list", exit_code=1, stdout_lacks=["(no events)"]),
     ],
-    defect=(
-        "with `contenox config set opt-in-beta false`, `contenox --help` no longer lists "
-        "`events`, but `contenox events list` still runs: exit 0, '(no events)'. Contradicts "
-        "reference/config.md, `opt-in-beta`: 'Off means the features are absent, not "
-        "disabled', and contenox-cli.md `contenox config`: 'which are otherwise absent "
-        "entirely'."
+    defect=Defect(
+        title="with opt-in-beta off, contenox events still runs",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta false`; "
+            "`contenox --help` no longer lists `events`, but `contenox events list` exits 0 "
+            "printing '(no events)'"
+        ),
+        promised=(
+            'reference/config.md:113 "Off means the features are absent, not disabled."\n'
+            'reference/contenox-cli.md:425 "which are otherwise absent entirely"'
+        ),
+        observed="`contenox events list` exits 0, '(no events)'",
+        bears_on=(
+            'guide/events.md:16 "Without the opt-in, `contenox events` is hidden from help and '
+            'no trigger file loads."',
+        ),
     ),
 )
 
@@ -369,13 +389,20 @@ BETA_OFF_MEANS_THE_AGENT_ROSTER_IS_ABSENT = Case(
         step("--help", stdout_lacks=["agent        Inspect"]),
         step("agent", "list", exit_code=1, stdout_lacks=["reviewer"]),
     ],
-    defect=(
-        "with `contenox config set opt-in-beta false`, `contenox --help` still lists `agent` "
-        "('Inspect and manage the runtime's declared agents.') and `contenox agent list` exits "
-        "0 listing the declared agents (run, reviewer, triage, …). Contradicts "
-        "reference/config.md, `opt-in-beta`: 'Enable beta features …: the agent roster "
-        "(`contenox agent`, …) … Off means the features are absent, not disabled' (note that "
-        "guide/quickstart.md step 4 runs `contenox agent list` with no beta switch)."
+    defect=Defect(
+        title="with opt-in-beta off, the agent roster is still there",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta false`; "
+            "`contenox --help` still lists `agent` ('Inspect and manage the runtime's declared "
+            "agents.') and `contenox agent list` exits 0 listing the declared agents (run, "
+            "reviewer, triage, …)"
+        ),
+        promised=(
+            'reference/config.md:113 "the agent roster (`contenox agent`, user-authored '
+            '`chain-agent-*` chain discovery) … Off means the features are absent, not disabled."'
+        ),
+        observed="`agent` in --help; `contenox agent list` exits 0 with the roster",
+        bears_on=('guide/quickstart.md:86 "contenox agent list"',),
     ),
 )
 
@@ -416,15 +443,24 @@ ENV_OVERRIDES_THE_DEFAULT_MODEL = Case(
         ),
         step("config", "get", "default-model", stdout_has=["scripted-test  (global)"]),
     ],
-    defect=(
-        "with two scripted backends (`scripted` serving model scripted-test, the configured "
-        "default, and `other` serving other-model), `CONTENOX_DEFAULT_MODEL=other-model "
-        "contenox chat hello` replies from scripted-test ('from the configured default'), as "
-        "does adding CONTENOX_DEFAULT_PROVIDER=scripted-test; `--model other-model` and "
-        "`config set default-model other-model` both switch it. `doctor` under the variable "
-        "still prints 'Default model: scripted-test'. Contradicts reference/config.md and "
-        "contenox-cli.md: 'The `default-*` model settings can also be overridden per process — "
-        "without persisting anything — via the `CONTENOX_DEFAULT_*` environment variables'."
+    defect=Defect(
+        title="CONTENOX_DEFAULT_MODEL does not override the default model",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; two scripted-test backends: `scripted` (model "
+            "scripted-test, the configured default-model, replying 'from the configured "
+            "default') and `other` (model other-model, replying 'from the model the "
+            "environment named'); `CONTENOX_DEFAULT_MODEL=other-model contenox chat hello` "
+            "replies 'from the configured default' (also with CONTENOX_DEFAULT_PROVIDER="
+            "scripted-test); `--model other-model` switches it; `contenox doctor` under the "
+            "variable prints 'Default model: scripted-test'"
+        ),
+        promised=(
+            'reference/config.md:149 "The `default-*` model settings can also be overridden '
+            "per process — without persisting anything — via the `CONTENOX_DEFAULT_*` "
+            'environment variables"'
+        ),
+        observed="the reply comes from scripted-test, the configured default",
+        bears_on=('reference/contenox-cli.md:444 "can also be overridden per process"',),
     ),
 )
 
@@ -605,14 +641,18 @@ FLEET_MAX_PARALLEL_CAPS_OPEN_UNITS = Case(
         signal("holder"),
         wait("holder", exit_code=None, timeout=60),
     ],
-    defect=(
-        "with `contenox config set fleet-max-parallel 1` and one `contenox run` holding an "
-        "open unit (waiting on its gated `echo` ask), a second `CONTENOX_DEFAULT_MODEL=lander "
-        "contenox run --policy run --timeout 60s report` from another process is admitted, "
-        "files its report and lands (exit 0, 'finished: landed') while the first still "
-        "waits: each `run` embeds its own fleet. Contradicts reference/config.md, "
-        "`fleet-max-parallel`: 'Max concurrently open mission units across the fleet' and "
-        "contenox-cli.md: 'Fleet-wide admission cap'."
+    defect=Defect(
+        title="fleet-max-parallel does not cap units across processes",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `contenox config set fleet-max-parallel 1`; "
+            "one `contenox run` holding an open unit (waiting on its gated echo ask); from "
+            "another process `CONTENOX_DEFAULT_MODEL=lander contenox run --policy run --timeout "
+            "60s report` is admitted, files its report and lands (exit 0, 'finished: landed') "
+            "while the first still waits"
+        ),
+        promised=('reference/config.md:116 "Max concurrently open mission units across the fleet"'),
+        observed="the second run is admitted and lands while the first unit is open",
+        bears_on=('reference/contenox-cli.md:440 "Fleet-wide admission cap"',),
     ),
 )
 
@@ -857,15 +897,22 @@ MISSION_IN_AN_EDITOR_ACCEPTS_THE_ENVELOPE_NAME = Case(
         text_has=['Mission fired at default mission agent "reviewer"'],
         fired=[("reviewer", "run", "landed")],
     ),
-    defect=(
-        "with `config set default-mission-policy run` (the value `contenox mission fire` and "
-        "`contenox run` accept as the `run` envelope), `/mission report what you know` over "
-        'ACP fires nothing and replies \'⚠️  unknown mission envelope "run" '
-        "(default-mission-policy): no such policy file on the search path. Available: …, "
-        "hitl-policy-run.json, …'; only the file name `hitl-policy-run.json` works there. "
-        "Contradicts contenox-cli.md, `contenox config`: '`default-mission-policy` | Envelope "
-        "(HITL policy) name that both `/mission` and `contenox mission fire --policy` fall "
-        "back to when none is named.'"
+    defect=Defect(
+        title="/mission refuses default-mission-policy given as an envelope name",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `contenox config set default-mission-policy "
+            "run` (the value `contenox mission fire` and `contenox run` accept as the `run` "
+            "envelope); over `contenox acp`, the prompt `/mission report what you know` fires "
+            'nothing and replies \'⚠️  unknown mission envelope "run" '
+            "(default-mission-policy): no such policy file on the search path. Available: …, "
+            "hitl-policy-run.json, …'; only the file name `hitl-policy-run.json` works there"
+        ),
+        promised=(
+            'reference/contenox-cli.md:436 "| `default-mission-policy` | Envelope (HITL policy) '
+            "name that both `/mission` and `contenox mission fire --policy` fall back to when "
+            'none is named."'
+        ),
+        observed="'⚠️  unknown mission envelope \"run\" (default-mission-policy) …'",
     ),
 )
 
@@ -912,16 +959,24 @@ HITL_POLICY_NAME_IS_THE_WORKSPACE_ENVELOPE = Case(
         step("config", "set", "hitl-policy-name", "hitl-policy-nowrites.json"),
         *_write_over_acp(written=False),
     ],
-    defect=(
-        "with `~/.contenox/hitl-policy-nowrites.json` (default_action allow, `local_fs` "
-        "`write_file` deny) and `contenox config set hitl-policy-name "
-        "hitl-policy-nowrites.json` in the project, `contenox acp` started there (no "
-        "--hitl-policy) still writes: a scripted `write_file` is asked and, allowed by the "
-        "editor, `out.txt` appears; the same envelope given as `--hitl-policy nowrites` denies "
-        "it. Contradicts contenox-cli.md `contenox config`: '`hitl-policy-name` | Envelope "
-        "this workspace runs under … Overridden per run by `--hitl-policy` on `beam`, `acp`, "
-        "`acpx` and `serve`' and reference/config.md: '`hitl-policy-name` is the persistent "
-        "setting'."
+    defect=Defect(
+        title="contenox acp ignores the workspace's hitl-policy-name",
+        reproduce=(
+            "in a scratch HOME, `contenox init` in the project; "
+            '`~/.contenox/hitl-policy-nowrites.json` holding `{"default_action": "allow", '
+            '"rules": [{"tools": "local_fs", "tool": "write_file", "action": '
+            '"deny"}]}`; `contenox config set hitl-policy-name hitl-policy-nowrites.json` in '
+            "the project; a scripted-test default backend whose dialog is `general`, "
+            "`write_file {path: out.txt}`, a text turn; `contenox acp` started there (no "
+            "--hitl-policy), prompted to write: a permission request is raised and, allowed, "
+            "out.txt appears; with `--hitl-policy nowrites` the write is denied"
+        ),
+        promised=('reference/contenox-cli.md:432 "Envelope this workspace runs under"'),
+        observed="the write is asked about and, allowed, written",
+        bears_on=(
+            'reference/config.md:127 "`hitl-policy-name` is the persistent setting. Per run, '
+            '`--hitl-policy` overrides"',
+        ),
     ),
 )
 

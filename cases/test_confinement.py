@@ -25,6 +25,7 @@ import pytest
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -586,14 +587,25 @@ CROSSED_BOUND_STUCK = _model_allowlist(
     "a unit that crosses an enforced compute bound ends stuck",
     '["a-model-nobody-named"]',
     probe("mission statuses", _statuses, expect=["stuck"]),
-    defect=(
-        "an envelope whose compute.model_allowlist names only 'a-model-nobody-named' "
-        "(on_exhausted = finish_stuck), `contenox run --policy pinnedmodel …` on the "
-        "scripted-test model: `mission show` says 'Status: derailed — unit turn failed: … chat "
-        "failed: compute bound refused: modelAllowlist …', not stuck. guardrails.md: 'A unit "
-        "that crosses a bound ends as `stuck` rather than running on.'; missions.md: 'Crossing "
-        "an enforced bound is never silent: the mission is finished `stuck` with a reason led "
-        "by `compute bound exhausted`'."
+    defect=Defect(
+        title="a unit refused by compute.model_allowlist ends derailed, not stuck",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; appended to ~/.contenox/agents.toml an "
+            "envelope `pinnedmodel` whose `[envelopes.pinnedmodel.compute]` has "
+            '`model_allowlist = ["a-model-nobody-named"]`, `on_exhausted = "finish_stuck"`; a '
+            "scripted-test default backend (model scripted-test); `contenox run --policy "
+            "pinnedmodel …`; `contenox mission show <id>` says 'Status: derailed — unit turn "
+            "failed: … chat failed: compute bound refused: modelAllowlist …'"
+        ),
+        promised=(
+            'guide/confinement/guardrails.md:194-195 "A unit that crosses a bound ends as '
+            '`stuck` rather than running on."'
+        ),
+        observed="Status: derailed — … compute bound refused: modelAllowlist …",
+        bears_on=(
+            'guide/missions.md:173 "Crossing an enforced bound is never silent: the mission is '
+            'finished `stuck` with a reason led by `compute bound exhausted`"',
+        ),
     ),
 )
 
@@ -630,12 +642,26 @@ def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
 
 # function: sends a second session/new over the wire, which prompt() does not
 @defect(
-    "`contenox acp` started in the workspace, a first session opened there, then a second "
-    "`session/new` with cwd <tmp>/elsewhere: accepted, and a scripted local_shell `pwd` in it "
-    "went out as terminal/create with cwd <tmp>/elsewhere and printed that path. guardrails.md: "
-    "'Its sessions run there and nowhere else — never in a directory a client asked for'; "
-    "contenox-cli.md, Workspace authority: 'One instance serves exactly one workspace, fixed at "
-    "launch … Serving a second workspace means starting a second instance'."
+    Defect(
+        title="contenox acp accepts a second session/new in another directory and runs there",
+        reproduce=(
+            "in a scratch HOME, `contenox init` in the workspace; a scripted-test default "
+            "backend whose dialog is `general`, `local_shell {command: pwd}`, `Ok.`; "
+            "`contenox acp` started in the workspace, driven by an ACP client: initialize, "
+            "session/new with cwd = <tmp>/elsewhere (not the workspace) is accepted; "
+            "session/prompt 'where am I' in it: the local_shell call goes out as "
+            "terminal/create with cwd <tmp>/elsewhere"
+        ),
+        promised=(
+            'reference/contenox-cli.md:130 "One instance serves exactly one workspace, fixed at '
+            'launch"'
+        ),
+        observed="session/new accepted; terminal/create with cwd <tmp>/elsewhere",
+        bears_on=(
+            'guide/confinement/guardrails.md:87-88 "Its sessions run there and nowhere else — '
+            'never in a directory a client asked for"',
+        ),
+    )
 )
 def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
     instance: Instance,
@@ -648,12 +674,25 @@ def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
 
 # function: sends a second session/new over the wire, which prompt() does not
 @defect(
-    "over `contenox acp`, a `session/new` with cwd ~/.contenox (the control plane: config, "
-    "local.db, policies) is accepted, and a scripted local_shell `pwd` in it goes out as "
-    "terminal/create with cwd ~/.contenox. guardrails.md: 'never in the runtime's own config, "
-    "database or policies'; contenox-cli.md, Workspace authority: 'The runtime's own control "
-    "plane (`~/.contenox` …) is never a workspace, on any shape. There is no setting that turns "
-    "this off.'"
+    Defect(
+        title="contenox acp opens a session in ~/.contenox, the runtime's control plane",
+        reproduce=(
+            "in a scratch HOME, `contenox init` in the workspace; a scripted-test default "
+            "backend whose dialog is `general`, `local_shell {command: pwd}`, `Ok.`; "
+            "`contenox acp` started in the workspace, driven by an ACP client: initialize, "
+            "session/new with cwd = ~/.contenox is accepted; session/prompt 'where am I' in "
+            "it: the local_shell call goes out as terminal/create with cwd ~/.contenox"
+        ),
+        promised=(
+            'reference/contenox-cli.md:142 "is never a workspace, on any shape. There is no '
+            'setting that turns this off."'
+        ),
+        observed="session/new accepted; terminal/create with cwd ~/.contenox",
+        bears_on=(
+            "guide/confinement/guardrails.md:88 \"and never in the runtime's own config, "
+            'database or policies."',
+        ),
+    )
 )
 def test_the_runtime_s_own_control_plane_is_never_a_session_s_workspace(
     instance: Instance,
@@ -740,15 +779,30 @@ DECLARED_EXCLUSION = [
         f"an exclusion removes a toolset whatever order it appears in ({order})",
         tools,
         _NOT_FOUND,
-        defect=(
-            'a declaration `~/.contenox/agents/narrow.md` with `tools: ["*", "!native-echo"]` '
-            '(or the exclusion first, or the string "*, !native-echo"): `contenox run narrow '
-            "…` whose unit calls echo gets 'echoed-ok' — the compiled "
-            ".generated/chain-agent-narrow.json carries execute_config.tools ['*', 'mission'], "
-            'the exclusion dropped. guardrails.md: \'"!name" | removes that one toolset; an '
-            "exclusion beats `*`, whatever order they appear in' and '`\"!native-git\"` is how "
-            "you drop one'; `run --help`: 'Tool grants read the same everywhere: … \"!name\" "
-            "removes one'."
+        defect=Defect(
+            title="a declaration's `!name` does not remove a toolset from `*`",
+            reproduce=(
+                "in a scratch HOME, `contenox init`; `~/.contenox/agents/narrow.md` with "
+                '`tools: ["*", "!native-echo"]` (or `["!native-echo", "*"]`, or the string '
+                '"*, !native-echo"); an envelope that runs every tool unasked; a scripted-test '
+                "default backend whose dialog calls `echo {input: echoed-ok}`, then a closing "
+                "turn; `contenox run narrow --policy open --timeout 60s echo`: the echo's tool "
+                "result is 'echoed-ok'; the compiled .generated/chain-agent-narrow.json carries "
+                "execute_config.tools ['*', 'mission'], the exclusion dropped"
+            ),
+            promised=(
+                'reference/agents-config.md:578-581 "The vocabulary that line and every chain '
+                "allowlist share — `*` for every connected toolset with no exceptions, `!name` "
+                'to remove one"'
+            ),
+            observed="the echo runs: the exclusion is dropped from the compiled chain",
+            bears_on=(
+                "guide/agents.md:133-136 \"`!name` is the **chain** allowlist's vocabulary, "
+                "not a declaration's. … in a declaration's `tools:` line it resolves to "
+                'nothing and is dropped with the rest of the unresolved names."',
+                'guide/confinement/guardrails.md:57 "| `"!name"` | removes that one '
+                'toolset; an exclusion beats `*`, whatever order they appear in |"',
+            ),
         ),
     )
     for order, tools in (

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from harness import Case, Instance, Script, group, probe, step, write
+from harness import Case, Defect, Instance, Script, group, probe, step, write
 from harness.case import Action
 
 DIALOG = Script(turns=["Hello."])
@@ -345,13 +345,22 @@ DOCTOR_BUNDLE_REDACTS_A_BEARER_HEADER = Case(
             expect=False,
         ),
     ],
-    defect=(
-        "`contenox doctor --bundle` with a workspace telemetry.log line `Authorization: Bearer "
-        "abcdefghijklmnop2` writes `Authorization: [REDACTED] abcdefghijklmnop2` into the zip: "
-        "the named assignment swallows the word Bearer and the token itself is kept (a bare "
-        "`Bearer x` is redacted); contenox-cli.md `contenox doctor`: 'named assignments "
-        "(`api_key`, `token`, `password`, `authorization`, …), URL userinfo, `Bearer` values, "
-        "and recognizable provider key shapes are replaced with `[REDACTED]`'"
+    defect=Defect(
+        title="`doctor --bundle` keeps the token of an `Authorization: Bearer` line",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "echo 'Authorization: Bearer abcdefghijklmnop2' >> "
+            ".contenox/telemetry.log\n"
+            "contenox doctor --bundle            # writes a zip\n"
+            "unzip -p <bundle>.zip '*telemetry.log'\n"
+            "# Authorization: [REDACTED] abcdefghijklmnop2   (a bare 'Bearer x' line "
+            "is redacted)"
+        ),
+        promised=(
+            'reference/contenox-cli.md:164 "`Bearer` values, and recognizable '
+            'provider key shapes are replaced with `[REDACTED]`"'
+        ),
+        observed=("the named assignment swallows the word Bearer and the token itself is kept"),
     ),
 )
 

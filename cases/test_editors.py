@@ -14,6 +14,7 @@ import re
 from dialogs import WRITE_GREETING, workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -174,14 +175,39 @@ NO_TERMINAL_CAPABILITY = Case(
             tool_output_has=["reported back"],
         )
     ],
-    defect=(
-        "with clientCapabilities {fs: read+write, terminal: false} (what GoLand and AionUi "
-        "declare), a scripted local_shell `echo 'reported back'` under `contenox acp` ends "
-        "'failed' with _meta.error 'tool local_shell not found' and no output; jetbrains.md: "
-        '"`local_shell` runs the command and returns its output in the tool card. GoLand does '
-        "not advertise the ACP terminal capability, so the command is executed and reported "
-        'rather than embedded"; aionui.md says the same. (`contenox acp --help`: "a client '
-        'that grants neither is served neither".)'
+    defect=Defect(
+        title=(
+            "without the terminal capability local_shell is 'not found' instead of run and reported"
+        ),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: a local_shell {command: \"echo 'reported back'\"} call, then a "
+            "reply\n"
+            "contenox acp   # client: initialize with clientCapabilities {fs: "
+            "{readTextFile: true, writeTextFile: true}, terminal: false}\n"
+            "#   (what GoLand and AionUi declare), session/new, prompt; allow the "
+            "call if asked\n"
+            "# the tool call ends 'failed' with _meta.error 'tool local_shell not "
+            "found', no output"
+        ),
+        promised=(
+            'integrations/editors/jetbrains.md:45 "`local_shell` runs the command '
+            'and returns its output in the tool card"'
+        ),
+        observed="the call fails 'tool local_shell not found'",
+        bears_on=(
+            (
+                'integrations/editors/aionui.md:95 "so `local_shell` commands run and '
+                'report their output"'
+            ),
+            '`contenox acp --help` "a client that grants neither is served neither"',
+        ),
     ),
 )
 
@@ -246,11 +272,31 @@ TELEMETRY_LOG = Case(
             expect={"exists": True, "holds a trace": True},
         )
     ],
-    defect=(
-        "after `contenox config set telemetry-enabled true` and an ACP session (initialize, "
-        "session/new, a prompt served by the model), ~/.contenox/telemetry.log exists but is "
-        '0 bytes; zed.md/jetbrains.md: "Subsequent ACP sessions write structured operation '
-        "traces to `~/.contenox/telemetry.log` (chain steps, tool calls, model requests, session "
-        'updates sent to the IDE)"'
+    defect=Defect(
+        title="with telemetry enabled an ACP session writes nothing to telemetry.log",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "contenox config set telemetry-enabled true\n"
+            "contenox acp   # ACP client: initialize, session/new, one prompt the "
+            "dialog answers\n"
+            "ls -l ~/.contenox/telemetry.log   # exists, 0 bytes"
+        ),
+        promised=(
+            'integrations/editors/zed.md:121 "Subsequent ACP sessions write '
+            'structured operation traces to `~/.contenox/telemetry.log`"'
+        ),
+        observed="~/.contenox/telemetry.log exists but is empty",
+        bears_on=(
+            (
+                'integrations/editors/jetbrains.md:90 "Subsequent ACP sessions write '
+                'structured operation traces"'
+            ),
+        ),
     ),
 )

@@ -1,7 +1,9 @@
 """Envelopes: which verdict a tool call gets, from which policy file, and what a bad envelope gets.
 
-Each run case declares its own envelope in the workspace's
-``.contenox/agents.toml`` (or writes a policy file by hand), fires
+Each run case declares its own envelope in ``~/.contenox/agents.toml`` (or
+writes a policy file by hand) — a v1.0.0 unit never loads an envelope declared
+in the workspace's ``.contenox/agents.toml`` (quarantined below), so a case
+declaring it there would test the default envelope — fires
 ``contenox run --policy <it>`` with a dialog whose tool calls hit one rule,
 and reads the verdict where a person sees it: the tool result recorded in
 ``contenox state show --raw``, the ask in ``contenox approvals list``, and
@@ -20,6 +22,7 @@ from typing import Any, Literal
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -44,6 +47,12 @@ from harness import (
 from harness.case import Action, AwaitAsk, Probe, Step
 
 TASK = "do the task"
+# How a quarantine's reproduction sets the model up, by hand.
+_SCRIPTED = (
+    "`contenox init`; `contenox backend add scripted --type scripted-test --script "
+    "dialog.json`, `contenox config set default-provider scripted-test`, `contenox config set "
+    "default-model scripted-test`, the dialog calling "
+)
 ECHO = ToolCall("echo", {"input": "ping from the unit"})
 ECHOED = "ping from the unit"
 CONTENT = "written by the unit\n"
@@ -106,6 +115,9 @@ def _results(check: Callable[[list[str]], bool], message: str) -> Probe:
 _NO_ASKS = probe("pending asks", probes.approvals, expect=[])
 
 
+_NOREAD = '[envelopes.noread]\ndefault_action = "allow"\nfiles.read = "deny"\n'
+
+
 def _run_step(policy: str) -> Step:
     return step("run", "--policy", policy, "--timeout", "90s", TASK, timeout=150)
 
@@ -122,16 +134,14 @@ def _landed(
 ) -> Case:
     """A run under ``policy`` that lands with nothing left waiting on a person, then ``checks``.
 
-    ``declare`` is the workspace's agents.toml: an overlay that adds envelopes
+    ``declare`` is ``~/.contenox/agents.toml``: an overlay that adds envelopes
     to the shipped set.
     """
-    placed = dict(files or {})
-    if declare is not None:
-        placed[".contenox/agents.toml"] = declare
     return Case(
         name=name,
         script=script,
-        files=placed,
+        files=dict(files or {}),
+        home_files={} if declare is None else {"agents.toml": declare},
         steps=[*before, _run_step(policy), _NO_ASKS, *checks],
         **case,
     )
@@ -150,13 +160,11 @@ def _asked(
     **case: Any,
 ) -> Case:
     """A run under ``policy`` whose call waits on ``ask``; a person gives ``verdict``; it lands."""
-    placed = dict(files or {})
-    if declare is not None:
-        placed[".contenox/agents.toml"] = declare
     return Case(
         name=name,
         script=script,
-        files=placed,
+        files=dict(files or {}),
+        home_files={} if declare is None else {"agents.toml": declare},
         steps=[
             *before,
             background("run", "run", "--policy", policy, "--timeout", "90s", TASK),
@@ -171,23 +179,119 @@ def _asked(
 
 # --------------------------------------------------------------------------- verdicts
 
-ALLOW_RULE = _landed(
-    "an allow rule lets the call run unattended",
-    "reader",
-    _mission(_read("notes.txt")),
-    _results(lambda rs: any("the notes the unit may read" in r for r in rs), "the notes' text"),
-    declare='[envelopes.reader]\ndefault_action = "deny"\nfiles.read = "allow"\n',
-    files={"notes.txt": "the notes the unit may read\n"},
-)
+# The envelope's default denies, so only its allow rule lets the read run; the
+# control drops that rule and the read is refused (the default envelope, which
+# allows reads, would have let it run either way).
+ALLOW_RULE = [
+    _landed(
+        name,
+        "reader",
+        _mission(_read("notes.txt")),
+        _results(check, what),
+        declare=f'[envelopes.reader]\ndefault_action = "deny"\n{rule}',
+        files={"notes.txt": "the notes the unit may read\n"},
+    )
+    for name, rule, check, what in (
+        (
+            "an allow rule lets the call run unattended",
+            'files.read = "allow"\n',
+            lambda rs: any("the notes the unit may read" in r for r in rs),
+            "the notes' text",
+        ),
+        (
+            "without the allow rule the same read meets default_action deny",
+            "",
+            lambda rs: _refused(rs[0]) and "the notes the unit may read" not in rs[0],
+            "the read refused",
+        ),
+    )
+]
 
-DENY_RULE = _landed(
-    "a deny rule refuses the call and it writes nothing",
-    "nowrite",
-    _mission(_write("out.txt")),
-    workspace_file("out.txt", expect=None),
-    _results(lambda rs: _refused(rs[0]), "the write refused"),
-    declare='[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "deny"\n',
-)
+# The control is the same envelope with files.write allowed: the write runs.
+DENY_RULE = [
+    _landed(
+        name,
+        "nowrite",
+        _mission(_write("out.txt")),
+        workspace_file("out.txt", expect=written),
+        _results(lambda rs, w=written: _refused(rs[0]) is (w is None), what),
+        declare=f'[envelopes.nowrite]\ndefault_action = "allow"\nfiles.write = "{grant}"\n',
+    )
+    for name, grant, written, what in (
+        ("a deny rule refuses the call and it writes nothing", "deny", None, "the write refused"),
+        (
+            "with the deny rule turned to allow the same write runs",
+            "allow",
+            CONTENT,
+            "the write done",
+        ),
+    )
+]
+
+
+# An envelope the workspace declares is never loaded by the unit: it logs
+# `policy "noread" unreadable, gating on default "hitl-policy-default.json"`,
+# and the default envelope allows the read. The control declares the same
+# envelope in ~/.contenox/agents.toml, where it refuses the read.
+WORKSPACE_ENVELOPE = [
+    Case(
+        name=name,
+        script=_mission(_read("notes.txt")),
+        files={"notes.txt": "the notes the unit may read\n", **where.get("files", {})},
+        home_files=where.get("home_files", {}),
+        steps=[
+            _run_step("noread"),
+            _NO_ASKS,
+            _results(
+                lambda rs: _refused(rs[0]) and "the notes the unit may read" not in rs[0],
+                "the read refused",
+            ),
+        ],
+        **extra,
+    )
+    for name, where, extra in (
+        (
+            "an envelope declared in the workspace agents.toml gates the run",
+            {"files": {".contenox/agents.toml": _NOREAD}},
+            {
+                "defect": Defect(
+                    title="an envelope declared in the workspace .contenox/agents.toml is never "
+                    "loaded by the unit; it gates on the default envelope",
+                    reproduce=(
+                        "in a scratch HOME and an empty workspace: `notes.txt` holding 'the notes "
+                        "the unit may read'; `.contenox/agents.toml` holding `[envelopes.noread]` "
+                        '`default_action = "allow"` `files.read = "deny"`; `contenox init`; '
+                        "`contenox backend add scripted --type scripted-test --script "
+                        "dialog.json`, `contenox config set default-provider scripted-test`, "
+                        "`contenox config set default-model scripted-test`, the dialog calling "
+                        "`read_file {path: notes.txt}`, then `mission_finish landed`, a text "
+                        'turn; `contenox run --policy noread --timeout 60s "do the task"` lands '
+                        '(exit 0), its log has \'hitl: policy "noread" unreadable, gating on '
+                        'default "hitl-policy-default.json" instead: … open '
+                        "~/.contenox/.generated/hitl-policy-noread.json: no such file or "
+                        "directory', and the read's tool result is the notes' text. The same "
+                        "file as `~/.contenox/agents.toml` instead: the tool result is 'Denied by "
+                        "the active policy noread (rule 0). …'"
+                    ),
+                    promised=(
+                        'reference/agents-config.md:21 "3. `.contenox/agents.toml` — the '
+                        'workspace, which wins"'
+                    ),
+                    observed="the read runs under hitl-policy-default.json",
+                    bears_on=(
+                        'guide/hitl.md:11 "You write an **envelope** — a named '
+                        '`[envelopes.<name>]` section in"',
+                    ),
+                )
+            },
+        ),
+        (
+            "the same envelope declared in the home agents.toml gates the run",
+            {"home_files": {"agents.toml": _NOREAD}},
+            {},
+        ),
+    )
+]
 
 
 # function: asserts the run is still running while its ask waits, which no step reads
@@ -196,9 +300,10 @@ def test_an_approve_rule_holds_the_call_on_an_ask_until_a_person_approves_it(
 ) -> None:
     # The grant is written in its table form: `{ grant = "approve" }` is the
     # same document as the bare word.
-    instance.write(
-        ".contenox/agents.toml",
+    (instance.home / ".contenox").mkdir(parents=True, exist_ok=True)
+    (instance.home / ".contenox" / "agents.toml").write_text(
         '[envelopes.askwrite]\ndefault_action = "allow"\nfiles.write = { grant = "approve" }\n',
+        encoding="utf-8",
     )
     instance.init()
     instance.use_script(_mission(_write("out.txt")))
@@ -227,24 +332,47 @@ DEFAULT_ALLOW = _landed(
 
 # files.write is unset: it emits no rule, so the write meets default_action
 # (deny) — not an implicit approve, which would leave the run waiting.
-UNSET_AXIS_DENY = _landed(
-    "an axis left unset falls through to default_action deny",
-    "shut",
-    _mission(_write("out.txt")),
-    workspace_file("out.txt", expect=None),
-    _results(lambda rs: _refused(rs[0]), "the write refused"),
-    declare='[envelopes.shut]\ndefault_action = "deny"\nfiles.read = "allow"\n',
-)
+UNSET_AXIS_DENY = [
+    _landed(
+        name,
+        "shut",
+        _mission(_write("out.txt")),
+        workspace_file("out.txt", expect=written),
+        _results(lambda rs, w=written: _refused(rs[0]) is (w is None), what),
+        declare=f'[envelopes.shut]\ndefault_action = "{default}"\nfiles.read = "allow"\n',
+    )
+    for name, default, written, what in (
+        ("an axis left unset falls through to default_action deny", "deny", None, "write refused"),
+        (
+            "an axis left unset falls through to default_action allow and runs",
+            "allow",
+            CONTENT,
+            "the write done",
+        ),
+    )
+]
 
-NO_DEFAULT_ACTION_ASKS = _asked(
-    "an envelope without default_action asks about a call no rule names",
-    "quiet",
-    _mission(ECHO),
-    await_ask("ask", tool="native-echo.echo", timeout=60),
-    "deny",
-    _results(lambda rs: _refused(rs[0]), "the echo refused"),
-    declare='[envelopes.quiet]\ndescription = "names no tool at all"\n',
-)
+NO_DEFAULT_ACTION_ASKS = [
+    _asked(
+        "an envelope without default_action asks about a call no rule names",
+        "quiet",
+        _mission(ECHO),
+        await_ask("ask", tool="native-echo.echo", timeout=60),
+        "deny",
+        _results(lambda rs: _refused(rs[0]), "the echo refused"),
+        declare='[envelopes.quiet]\ndescription = "names no tool at all"\n',
+    ),
+    # The control: only default_action added, allow; the echo runs unasked.
+    _landed(
+        "an envelope whose default_action is allow runs the same call unasked",
+        "quiet",
+        _mission(ECHO),
+        _results(lambda rs: rs[0] == ECHOED, "the echo"),
+        declare=(
+            '[envelopes.quiet]\ndescription = "names no tool at all"\ndefault_action = "allow"\n'
+        ),
+    ),
+]
 
 HAND_WRITTEN_NO_DEFAULT_ASKS = _asked(
     "a hand written policy without default_action asks about a call no rule names",
@@ -358,14 +486,28 @@ WORKSPACE_POLICY_WINS = _landed(
     _results(lambda rs: _refused(rs[0]), "the echo refused"),
     files={".contenox/hitl-policy-r1.json": _DENY_ECHO},
     before=[write("hitl-policy-r1.json", _ALLOW_ECHO, home=True)],
-    defect=(
-        "the global copy wins over the workspace copy: with `.contenox/hitl-policy-r1.json` "
-        "denying `native-echo.echo` and `~/.contenox/hitl-policy-r1.json` allowing it, `contenox "
-        "run --policy r1` ran the echo (tool result 'ping…'); the workspace copy alone is "
-        "honoured (it denied). Contradicts hitl.md, Policy resolution order: 'A top-level "
-        "hitl-policy-<name>.json in the workspace .contenox/, then ~/.contenox/, wins if it is "
-        "there' (and missions.md: 'the workspace .contenox/, then ~/.contenox/ … first match "
-        "wins')"
+    defect=Defect(
+        title="a global hitl-policy-<name>.json wins over the workspace's copy",
+        reproduce=(
+            "in a scratch HOME: `.contenox/hitl-policy-r1.json` in the workspace holding "
+            '`{"default_action": "allow", "rules": [{"tools": "native-echo", "tool": "echo", '
+            '"action": "deny"}]}` and `~/.contenox/hitl-policy-r1.json` holding the opposite '
+            '(`default_action` "deny", the echo rule "allow"); '
+            + _SCRIPTED
+            + "`echo {input: ping from the unit}`, then "
+            "`mission_report`, `mission_finish landed`, a text turn; `contenox run --policy r1 "
+            "--timeout 90s \"do the task\"` lands and the echo's tool result is 'ping from the "
+            "unit' (the global copy's allow). With the workspace copy alone the echo is denied"
+        ),
+        promised=(
+            'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the workspace '
+            '.contenox/, then ~/.contenox/, wins if it is there."'
+        ),
+        observed="the echo runs: the global copy was used",
+        bears_on=(
+            'guide/missions.md:35 "the workspace `.contenox/`, then `~/.contenox/`, then '
+            'each of their `.generated/` directories, first match wins"',
+        ),
     ),
 )
 
@@ -398,13 +540,27 @@ WORKSPACE_RENDER_FIRST = _landed(
     _results(lambda rs: _refused(rs[0]), "the echo refused"),
     files={".contenox/.generated/hitl-policy-r3.json": _DENY_ECHO},
     before=[write(".generated/hitl-policy-r3.json", _ALLOW_ECHO, home=True)],
-    defect=(
-        "the global render directory wins over the workspace one: with "
-        "`.contenox/.generated/hitl-policy-r3.json` denying `native-echo.echo` and "
-        "`~/.contenox/.generated/hitl-policy-r3.json` allowing it (no envelope r3 declared), "
-        "`contenox run --policy r3` ran the echo. Contradicts hitl.md's search path, strongest "
-        "first: '.contenox/.generated/  the workspace's rendered envelopes' before "
-        "'~/.contenox/.generated/  the global rendered envelopes'"
+    defect=Defect(
+        title="the global .generated/ wins over the workspace's .generated/",
+        reproduce=(
+            "in a scratch HOME: `.contenox/.generated/hitl-policy-r3.json` in the workspace "
+            "denying `native-echo.echo` (default allow) and `~/.contenox/.generated/hitl-policy-"
+            "r3.json` allowing it (default deny), no envelope r3 declared; "
+            + _SCRIPTED
+            + "`echo {input: ping from the unit}`, then "
+            "`mission_report`, `mission_finish landed`, a text turn; `contenox run --policy r3 "
+            "--timeout 90s \"do the task\"` lands and the echo's tool result is 'ping from the "
+            "unit'"
+        ),
+        promised=(
+            "guide/hitl.md:388-389 \".contenox/.generated/  the workspace's rendered "
+            'envelopes ~/.contenox/.generated/  the global rendered envelopes"'
+        ),
+        observed="the echo runs: the global render was used",
+        bears_on=(
+            'guide/missions.md:35 "the workspace `.contenox/`, then `~/.contenox/`, then '
+            'each of their `.generated/` directories, first match wins"',
+        ),
     ),
 )
 
@@ -423,14 +579,19 @@ NAME_AND_FILE_NAME = [
         f"an envelope name and its file name resolve to the same rendered policy ({variant})",
         spelling,
         _mission(ECHO),
-        _results(lambda rs: _refused(rs[0]), "the echo refused"),
+        _results(lambda rs, g=grant: _refused(rs[0]) is (g == "deny"), f"the echo {grant}"),
         probe("the render is stamped", _render_stamp, "rendered", expect=True),
         declare=(
             '[envelopes.rendered]\ndefault_action = "allow"\n[envelopes.rendered.tools]\n'
-            '"native-echo.echo" = "deny"\n'
+            f'"native-echo.echo" = "{grant}"\n'
         ),
     )
-    for variant, spelling in (("name", "rendered"), ("file name", "hitl-policy-rendered.json"))
+    for variant, spelling, grant in (
+        ("name", "rendered", "deny"),
+        ("file name", "hitl-policy-rendered.json", "deny"),
+        # The control: the same envelope allowing the echo, named by its file name.
+        ("file name, the echo allowed", "hitl-policy-rendered.json", "allow"),
+    )
 ]
 
 EDITED_ENVELOPE = _landed(
@@ -438,7 +599,9 @@ EDITED_ENVELOPE = _landed(
     "edit",
     _mission(_write("out.txt")),
     workspace_file("out.txt", expect=None),
-    edit(".contenox/agents.toml", replace={'files.write = "deny"': 'files.write = "allow"'}),
+    edit(
+        "agents.toml", replace={'files.write = "deny"': 'files.write = "allow"'}, under="contenox"
+    ),
     step("run", "--policy", "edit", "--timeout", "90s", TASK, timeout=150, exit_code=None),
     workspace_file("out.txt", expect=CONTENT),
     declare='[envelopes.edit]\ndefault_action = "allow"\nfiles.write = "deny"\n',
@@ -446,21 +609,32 @@ EDITED_ENVELOPE = _landed(
 
 # The file denies write_file; the envelope acp runs under otherwise asks
 # about it. A permission request, or the file appearing, means the path
-# was not the policy.
-HITL_POLICY_PATH = Case(
-    name="a hitl policy value with a path separator is that file verbatim",
-    script=_WRITE_TURN,
-    files={"ops/locked.json": _policy("allow", ("local_fs", "write_file", "deny"))},
-    steps=[
-        prompt(
-            "write the file",
-            acp_args=["--hitl-policy", "./ops/locked.json"],
-            permission="allow",
-            permission_requests=0,
+# was not the policy. The control is the same file allowing write_file: the
+# write lands, again without a request.
+HITL_POLICY_PATH = [
+    Case(
+        name=name,
+        script=_WRITE_TURN,
+        files={"ops/locked.json": _policy("allow", ("local_fs", "write_file", action))},
+        steps=[
+            prompt(
+                "write the file",
+                acp_args=["--hitl-policy", "./ops/locked.json"],
+                permission="allow",
+                permission_requests=0,
+            ),
+            workspace_file("out.txt", expect=written),
+        ],
+    )
+    for name, action, written in (
+        ("a hitl policy value with a path separator is that file verbatim", "deny", None),
+        (
+            "a hitl policy file at a path that allows the write lets it land unasked",
+            "allow",
+            CONTENT,
         ),
-        workspace_file("out.txt", expect=None),
-    ],
-)
+    )
+]
 
 
 # ------------------------------------------------------------------ names that resolve to nothing
@@ -505,12 +679,20 @@ RUN_UNKNOWN_NAME = Case(
             notices_has=["hitl-policy-nosuch.json", ".contenox/.generated"],
         )
     ],
-    defect=(
-        '`contenox run --policy nosuch` exits 1 with only \'hitl policy "nosuch" could not be '
-        "loaded: it must name an existing policy (see `contenox config` / the .contenox policy "
-        "files)' — neither the file it looked for nor where (acp names both). Contradicts "
-        "hitl.md: 'Only a name that resolves to nothing at all is fatal, and it names both what "
-        "it looked for and where.'"
+    defect=Defect(
+        title="run --policy <unknown> names neither the file it looked for nor where",
+        reproduce=(
+            'in a scratch HOME, `contenox init`; `contenox run --policy nosuch "do the task"` '
+            'exits 1 with only \'hitl policy "nosuch" could not be loaded: it must name an '
+            "existing policy (see `contenox config` / the .contenox policy files)'; `contenox acp "
+            "--hitl-policy nosuch` </dev/null names hitl-policy-nosuch.json and the .generated "
+            "directories"
+        ),
+        promised=(
+            'guide/hitl.md:395-396 "Only a name that resolves to nothing at all is '
+            'fatal, and it names both what it looked for and where."'
+        ),
+        observed="'hitl policy \"nosuch\" could not be loaded: it must name an existing policy …'",
     ),
 )
 
@@ -627,10 +809,8 @@ RUN_MALFORMED = Case(
         "run refuses an envelope with a malformed duration "
         "naming the envelope the axis and the value"
     ),
-    files={
-        ".contenox/agents.toml": (
-            '[envelopes.bad]\nshell = { grant = "approve", timeout = "half an hour" }\n'
-        )
+    home_files={
+        "agents.toml": '[envelopes.bad]\nshell = { grant = "approve", timeout = "half an hour" }\n'
     },
     steps=[
         step(
@@ -642,12 +822,21 @@ RUN_MALFORMED = Case(
             notices_has=["[envelopes.bad]", "shell", '"half an hour"'],
         )
     ],
-    defect=(
-        '`contenox run --policy bad` on an envelope with `timeout = "half an hour"` exits 1 '
-        "with only 'hitl policy \"bad\" could not be loaded: it must name an existing policy' — "
-        "the parse error is not shown (`contenox acp --hitl-policy bad` shows it). Contradicts "
-        "agents-config.md, Bounding the wait: 'A malformed duration is refused at parse time, "
-        "naming the envelope, the axis and the value'"
+    defect=Defect(
+        title="run --policy on an envelope with a malformed duration hides the parse error",
+        reproduce=(
+            "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.bad]` `shell = { "
+            'grant = "approve", timeout = "half an hour" }`; `contenox init`; `contenox run '
+            '--policy bad "do the task"` exits 1 with only \'hitl policy "bad" could not be '
+            "loaded: it must name an existing policy …' — no envelope, axis or value; `contenox "
+            "acp --hitl-policy bad` </dev/null shows the parse error naming [envelopes.bad], "
+            'shell and "half an hour"'
+        ),
+        promised=(
+            'reference/agents-config.md:407-408 "A malformed duration is refused at '
+            'parse time, naming the envelope, the axis and the value"'
+        ),
+        observed="'hitl policy \"bad\" could not be loaded: it must name an existing policy'",
     ),
 )
 
@@ -715,7 +904,7 @@ _NOTHING_TO_DO = Script(
 FOUR_WAYS = Case(
     name="the four ways envelope renders the documented rules",
     script=_NOTHING_TO_DO,
-    files={".contenox/agents.toml": _FOUR_WAYS},
+    home_files={"agents.toml": _FOUR_WAYS},
     steps=[
         _run_step("mine"),
         probe(
@@ -746,7 +935,7 @@ RESERVED_NOTE = [
     Case(
         name=f"what a render cannot carry it states in a reserved note ({variant})",
         script=_NOTHING_TO_DO,
-        files={".contenox/agents.toml": toml},
+        home_files={"agents.toml": toml},
         steps=[
             _run_step("note"),
             probe(
@@ -1051,15 +1240,23 @@ CONFIG_POLICY_NAME = Case(
         prompt("write the file", permission="allow", permission_requests=0),
         workspace_file("out.txt", expect=None),
     ],
-    defect=(
-        "`contenox acp` ignores the workspace's hitl-policy-name: after `contenox config set "
-        "hitl-policy-name hitl-policy-locked.json` (read back by `config get`) with "
-        "~/.contenox/hitl-policy-locked.json denying write_file, a scripted write_file under "
-        "`contenox acp` raised a permission request whose _meta says policyName "
-        "'hitl-policy-default.json', and the file was written once allowed. Contradicts hitl.md, "
-        "Selecting the active policy: 'The config key writes to the KV store and takes effect "
-        "immediately — no restart required. It applies to all subsequent invocations in the same "
-        "workspace.'"
+    defect=Defect(
+        title="contenox acp ignores hitl-policy-name set with config set",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-locked.json` holding "
+            '`{"default_action": "allow", "rules": [{"tools": "local_fs", "tool": "write_file", '
+            '"action": "deny"}]}`; `contenox config set hitl-policy-name hitl-policy-locked.json` '
+            "(`config get hitl-policy-name` prints it); a scripted-test default backend whose "
+            "dialog is `general`, `write_file {path: out.txt}`, `Done.`; `contenox acp` prompted "
+            "'write the file' by an ACP client: it raises session/request_permission whose _meta "
+            "names policyName 'hitl-policy-default.json', and out.txt is written once allowed"
+        ),
+        promised=(
+            'guide/hitl.md:368-369 "The config key writes to the KV store and takes '
+            "effect immediately — no restart required. It applies to all subsequent "
+            'invocations in the same workspace."'
+        ),
+        observed="a permission request under hitl-policy-default.json; the file written",
     ),
 )
 
@@ -1127,16 +1324,15 @@ STRICT_ASKS_LS = _asked(
 STALE_RENDER = Case(
     name="a render that fails is reported and the stale render still gates",
     script=_mission(_write("out.txt")),
-    files={
-        ".contenox/agents.toml": (
-            '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n'
-        )
+    home_files={
+        "agents.toml": '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n'
     },
     steps=[
         _run_step("stale"),
         edit(
-            ".contenox/agents.toml",
+            "agents.toml",
             replace={'files.write = "deny"\\n': 'files.write = "allow"\\nbogus = 1\\n'},
+            under="contenox",
         ),
         step(
             "run",
@@ -1151,14 +1347,6 @@ STALE_RENDER = Case(
         # The stale render still gates.
         workspace_file("out.txt", expect=None),
     ],
-    defect=(
-        "a failed render is not reported: after `contenox run --policy stale` rendered "
-        '[envelopes.stale] (files.write = "deny") from the workspace agents.toml, adding '
-        "`bogus = 1` to it and running again lands with the stale render still denying the "
-        "write (as promised) but neither the notices nor the log lines mention the failed "
-        "render. Contradicts hitl.md, Policy resolution order: 'A render that fails while a "
-        "readable copy is already on the path is reported and survived'"
-    ),
 )
 
 KEY_STORE_QUARANTINE = _landed(

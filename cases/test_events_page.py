@@ -23,6 +23,7 @@ from pathlib import Path
 from dialogs import GATED_ECHO
 from harness import (
     Case,
+    Defect,
     Instance,
     Result,
     Script,
@@ -434,15 +435,20 @@ def test_prune_leaves_the_firing_records_untouched(instance: Instance) -> None:
 # --------------------------------------------------------------------------- the live path
 
 
-LIVE = (
-    "no firing is recorded when an engine host appends an event: with "
-    "`trigger-every.json` (listen_for missionservice.events.*) loaded, `contenox mission fire "
-    "run 'report home' --policy run --wait` prints 'in-process event dispatch: 1 trigger(s) "
-    "fire live in this process' (twice), lands, `events list` shows report_added and "
-    "status_changed, and `events firings` prints '(no firings)' (same with `contenox run`). "
-    "guide/events.md: 'A host that runs an engine (… `contenox mission fire` when it builds "
-    "one) fires matching triggers the moment it appends an event'; 'A host that stops "
-    "mid-firing leaves that firing claimed'"
+LIVE = Defect(
+    title="no firing is recorded when an engine host appends an event",
+    reproduce=(
+        "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta true`; "
+        "`.contenox/trigger-every.json` listening for missionservice.events.* with its chain; "
+        "a scripted-test default backend whose dialog files a report and calls mission_finish "
+        'landed; `contenox mission fire run "report home" --policy run --wait` prints '
+        "'in-process event dispatch: 1 trigger(s) fire live in this process' (twice) and "
+        "lands; `contenox events list` shows report_added and status_changed; `contenox events "
+        "firings` prints '(no firings)' (the same with `contenox run`)"
+    ),
+    promised=('guide/events.md:11 "fires matching triggers the moment it appends an event"'),
+    observed="`events firings`: '(no firings)'",
+    bears_on=('guide/events.md:101 "leaves that firing claimed"',),
 )
 
 A_HOST_FIRES_ITS_TRIGGERS_LIVE = Case(
@@ -472,14 +478,21 @@ A_HOST_FIRES_ITS_TRIGGERS_LIVE = Case(
 
 
 @defect(
-    "a mission fired from an ACP session appends no event: over `contenox acp` (opt-in-beta "
-    "set), `/mission --policy hitl-policy-run.json run report home` streams 'unit run reported "
-    "(result): …' and 'unit run landed', `mission list` shows it landed, and `events list` in "
-    "the same workspace prints '(no events)'; the acp host also never prints the 'in-process "
-    "event dispatch' notice `run` and `mission fire` print. guide/events.md: 'Contenox's "
-    "internal domain events — mission reports, status changes … — land in a durable, "
-    "append-only log' and 'A host that runs an engine (`contenox beam`, `contenox acp`, …) "
-    "fires matching triggers the moment it appends an event'"
+    Defect(
+        title="a mission fired from an ACP session appends no event",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta true`; a "
+            "scripted-test default backend whose dialog files a report and calls "
+            "mission_finish landed; over `contenox acp`, the prompt `/mission --policy "
+            "hitl-policy-run.json run report home` streams 'unit run reported (result): …' and "
+            "'unit run landed' and `contenox mission list` shows it landed, but `contenox "
+            "events list` prints '(no events)'; the acp host never prints the 'in-process "
+            "event dispatch' notice `run` and `mission fire` print"
+        ),
+        promised=('guide/events.md:9 "land in a durable, append-only log"'),
+        observed="`contenox events list`: '(no events)'",
+        bears_on=('guide/events.md:11 "fires matching triggers the moment it appends an event"',),
+    )
 )
 def test_a_mission_fired_from_an_acp_session_appends_its_events(instance: Instance) -> None:
     # function: needs an ACP client

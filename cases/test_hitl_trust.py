@@ -17,6 +17,7 @@ import pytest
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -144,6 +145,34 @@ REMOVE = Case(
 )
 
 
+# The render is global (~/.contenox/.generated/), and trusted-binaries.md names
+# its top-level copy in ~/.contenox; v1.0.0 names the workspace's .contenox/.
+COPY_TARGET = Defect(
+    title="hitl trust on a rendered global envelope names a workspace copy, not ~/.contenox",
+    reproduce=(
+        "in a scratch HOME (an empty workspace), `contenox init`; `contenox hitl trust ls` "
+        "exits 1 with 'Error: ~/.contenox/.generated/hitl-policy-default.json is rendered "
+        "from [envelopes.default] in agents.toml and is rewritten on every run — a hash "
+        "declared there would be silently discarded.' and 'Copy it to "
+        "<workspace>/.contenox/hitl-policy-default.json first (a top-level copy shadows the "
+        "rendered one), then re-run; or pass --policy with an explicit path' — the "
+        "workspace's .contenox/, where (test_hitl_trust.py quarantines it) a policy's "
+        "trusted_binaries are not enforced"
+    ),
+    promised=(
+        'guide/confinement/trusted-binaries.md:178 "Copy it to '
+        '~/.contenox/hitl-policy-default.json first (a top-level copy shadows"'
+    ),
+    observed="'Copy it to <workspace>/.contenox/hitl-policy-default.json first …'",
+    bears_on=(
+        'guide/confinement/trusted-binaries.md:182 "That copy is the intended home: '
+        'a per-host file, owned by whoever runs that host,"',
+        'reference/contenox-cli.md:311 "The message names the top-level copy to make '
+        'instead, which shadows the render"',
+    ),
+)
+
+
 TRUST_REFUSES_A_RENDER = Case(
     name="trust refuses to write a rendered envelope and names the top level copy to make",
     steps=[
@@ -154,10 +183,11 @@ TRUST_REFUSES_A_RENDER = Case(
             exit_code=1,
             notices_has=[
                 "rendered from [envelopes.default]",
-                ".contenox/hitl-policy-default.json",
+                "Copy it to {home}/.contenox/hitl-policy-default.json first",
             ],
         )
     ],
+    defect=COPY_TARGET,
 )
 
 TRUST_REFUSES_A_BARE_ENVELOPE_NAME = Case(
@@ -194,14 +224,32 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
         pytest.param(
             "workspace",
             marks=defect(
-                "a workspace policy's trusted_binaries are not enforced: the same policy "
-                "(allow local_shell by command_prefix_allowlist 'ls', trusted_binaries.hashes "
-                "declaring only bin/mytool) refuses a scripted `ls` under `contenox run "
-                "--policy <name>` as ~/.contenox/hitl-policy-<name>.json ('Denied by the "
-                "active policy') but runs it as .contenox/hitl-policy-<name>.json. "
-                "Contradicts contenox-cli.md, `contenox hitl trust`: 'Declaring any hash "
-                "makes the pin strict for that policy: a command with no declared hash is "
-                "refused.'"
+                Defect(
+                    title="a workspace policy's trusted_binaries hashes are not enforced",
+                    reproduce=(
+                        "in a scratch HOME, `contenox init`; an executable `bin/mytool` in the "
+                        'workspace; `.contenox/hitl-policy-mine.json` holding `{"default_action'
+                        '": "deny", "rules": [{"tools": "local_shell", "tool": '
+                        '"local_shell", "when": [{"key": "command", "op": '
+                        '"command_prefix_allowlist", "value": "ls"}], "action": '
+                        '"allow"}]}`; a scripted-test default backend whose dialog calls '
+                        "`local_shell {command: ls}`, then `mission_report`, `mission_finish "
+                        "landed`, a text turn; `contenox hitl trust --policy "
+                        "hitl-policy-mine.json bin/mytool` declares one hash; `contenox run "
+                        '--policy mine --timeout 90s "list"` still runs `ls` (its tool result '
+                        "lists the workspace). The same file as ~/.contenox/hitl-policy-mine.json: "
+                        "'Denied by the active policy …'"
+                    ),
+                    promised=(
+                        'reference/contenox-cli.md:309 "Declaring any hash makes the pin strict '
+                        'for that policy: a command with no declared hash is refused."'
+                    ),
+                    observed="`ls`, declared nowhere, runs under the workspace copy",
+                    bears_on=(
+                        'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the '
+                        'workspace .contenox/, then ~/.contenox/, wins if it is there."',
+                    ),
+                )
             ),
         ),
     ],

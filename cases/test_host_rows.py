@@ -21,6 +21,7 @@ import pytest
 from dialogs import GATED_ECHO
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -104,14 +105,25 @@ MAX_TOKENS_FLAG_WINS = Case(
             expect=["Your replies are capped at 999 tokens."],
         )
     ],
-    defect=(
-        "`contenox config set default-max-tokens 4321` then `contenox run --policy run "
-        '--max-tokens 999 capper "say your cap"` (a declared agent whose body says \'Your '
-        "replies are capped at {{var:max_tokens}} tokens.'): the model is sent 'Your replies "
-        "are capped at 4321 tokens.' — the flag does not reach the mission unit (under `chat "
-        "--chain` it does); contenox-cli.md Global flags: '`--max-tokens <N>` | Response token "
-        "cap (for chains referencing `{{var:max_tokens}}`). Overrides `default-max-tokens` "
-        "config.'"
+    defect=Defect(
+        title="`run --max-tokens` does not reach the mission unit",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# .contenox/agents/capper.md: a declared agent whose body says 'Your "
+            "replies are capped at {{var:max_tokens}} tokens.'\n"
+            "contenox config set default-max-tokens 4321\n"
+            'contenox run --policy run --max-tokens 999 capper "say your cap"\n'
+            "contenox state show <request> --raw   # the system message: 'Your "
+            "replies are capped at 4321 tokens.'"
+        ),
+        promised='reference/contenox-cli.md:34 "Overrides `default-max-tokens` config."',
+        observed=("the model is sent 4321, not 999 (under `chat --chain` the flag does reach it)"),
     ),
 )
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dialogs import workspace_file
-from harness import Case, Instance, Probe, Script, edit, probe, prompt, route, step, write
+from harness import Case, Defect, Instance, Probe, Script, edit, probe, prompt, route, step, write
 from harness.case import Action
 
 STALE_POLICY = json.dumps({"version": 1, "default_action": "approve", "rules": []})
@@ -162,13 +162,20 @@ A_TOP_LEVEL_POLICY_SURVIVES_INIT_FORCE = Case(
     name="a policy file written at the top level is not rewritten by init force",
     init=False,
     steps=_own_policy_after("--force"),
-    defect=(
-        "`contenox init` then writing ~/.contenox/hitl-policy-default.json by hand, then "
-        "`contenox init --force` prints 'Refreshed …/hitl-policy-default.json' and replaces "
-        "the file with this build's policy; contenox-cli.md `contenox init`: 'A "
-        "`hitl-policy-<name>.json` you write at the top level of `.contenox/` or "
-        "`~/.contenox/` shadows the render and is never rewritten.' (guide/chains/naming.md "
-        "lists top-level policy copies among what `init --force` never touches)"
+    defect=Defect(
+        title="`init --force` rewrites a policy file written by hand at the top level",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            'echo \'{"version":1,"default_action":"deny","rules":[]}\' > '
+            "~/.contenox/hitl-policy-default.json\n"
+            "contenox init --force\n"
+            "# prints: Refreshed …/hitl-policy-default.json\n"
+            "cat ~/.contenox/hitl-policy-default.json   # this build's policy, not "
+            "the file written"
+        ),
+        promised=('reference/contenox-cli.md:319 "shadows the render and is never rewritten"'),
+        observed="init --force replaces the hand-written file with this build's policy",
+        bears_on=('guide/chains/naming.md:86 "init --force"',),
     ),
 )
 
@@ -236,12 +243,20 @@ UPDATE_UNCHANGED = Case(
     name="init update does not call a file init just seeded modified",
     init=False,
     steps=[step("init"), step("init", "--update", stdout_lacks=["has been modified"])],
-    defect=(
-        "on a fresh home, `contenox init` then `contenox init --update` prints "
-        "'Skipped …/system/chain-compact-default.json (has been modified)' (and the same for "
-        "chain-fim, chain-planner, chain-oracle) though nobody touched them; contenox-cli.md "
-        "`contenox init`: '`--update` | Refresh unchanged default files to the latest embedded "
-        "versions'"
+    defect=Defect(
+        title="`init --update` calls files init just seeded 'modified'",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+            "contenox init\n"
+            "contenox init --update\n"
+            "# Skipped …/system/chain-compact-default.json (has been modified)   "
+            "(and chain-fim, chain-planner, chain-oracle)"
+        ),
+        promised=(
+            'reference/contenox-cli.md:339 "Refresh unchanged default files to the '
+            'latest embedded versions"'
+        ),
+        observed="four untouched seeded chains are skipped as modified",
     ),
 )
 
@@ -402,13 +417,20 @@ PROVIDER_PRESETS = [
             step("init", provider),
             step("config", "get", "default-provider", stdout_has=[provider]),
         ],
-        defect=(
-            f"`contenox init {provider}` on a fresh home sets nothing: `contenox config get "
-            "default-provider` prints an empty value afterwards, and `config list` shows every "
-            "key unset; init only prints the commands to type (`contenox config set "
-            f"default-provider {provider}` …); contenox-cli.md `contenox init`: 'You can "
-            f"optionally specify a provider to pre-configure defaults.' / 'contenox init "
-            f"{provider}  # pre-configure for …'"
+        defect=Defect(
+            title=f"`contenox init {provider}` pre-configures nothing",
+            reproduce=(
+                'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+                f"contenox init {provider}        # prints the commands to type: "
+                f"contenox config set default-provider {provider} …\n"
+                "contenox config get default-provider   # empty\n"
+                "contenox config list                    # every key unset"
+            ),
+            promised=(
+                'reference/contenox-cli.md:323 "You can optionally specify a provider to '
+                'pre-configure defaults."'
+            ),
+            observed="no default is set; init only prints the commands to type",
         ),
     )
     for provider in ("openai", "gemini")
@@ -429,12 +451,30 @@ CLI_AND_ACP_SHARE_THE_MARKERS_WORKSPACE = Case(
             "session workspaces lists the marker's id alone", _session_workspaces_are_the_markers
         )
     ],
-    defect=(
-        'after `contenox init` (marker {"id": <uuid>}) and `contenox session new \'from the '
-        "cli'`, an ACP client started in the same directory (session/new cwd = the workspace) "
-        "gets its session filed under workspace 00000000-0000-0000-0000-000000000002 "
-        "(namespace contenoxe2e), per `contenox session workspaces`; the CLI session is under "
-        "the marker's id; contenox-cli.md `contenox init`: 'It travels *with* the directory, so "
-        "a project means one thing to the CLI and every ACP session alike.'"
+    defect=Defect(
+        title=(
+            "an ACP session is filed under another workspace than the CLI's in the same project"
+        ),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            'cat .contenox/workspace.id         # {"id": "<uuid>"}\n'
+            "contenox session new 'from the cli'\n"
+            "contenox acp   # ACP client: initialize, session/new {cwd: <this "
+            "directory>}\n"
+            "contenox session workspaces\n"
+            "# the CLI session under <uuid>; the ACP session under another id "
+            "(00000000-0000-0000-0000-000000000002 here)"
+        ),
+        promised=(
+            'reference/contenox-cli.md:317 "so a project means one thing to the CLI '
+            'and every ACP session alike"'
+        ),
+        observed="the ACP session is not filed under the marker's workspace id",
     ),
 )

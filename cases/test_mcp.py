@@ -15,6 +15,7 @@ from typing import Any
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -363,13 +364,31 @@ SSE_RECEIVES = _mcp_case(
     _add_url("remote", "sse"),
     _run("add", exit_code=None),
     received("remote", "add calls", mcp_arguments("add"), expect=[{"a": 2, "b": 40}]),
-    defect=(
-        "the SSE transport never reaches a tool: contenox connects to the SDK's SSE server "
-        "(GET /sse 200, POST initialize 202), then drops the event stream, and tools/list "
-        'fails `mcp "remote": list-tools failed: calling "tools/list": EOF`; the model\'s '
-        "call comes back 'tool add not found'. The same server answers the SDK's own SSE "
-        "client (tests/test_servers.py). mcp.md 'Supported transports': `sse` — Connects "
-        "to remote Server-Sent Events endpoint"
+    defect=Defect(
+        title="the SSE transport never reaches a tool",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# an MCP SSE server (the Python SDK's FastMCP, sse transport) with a "
+            "tool add\n"
+            "contenox mcp add remote --transport sse --url "
+            "http://127.0.0.1:<port>/sse\n"
+            "# dialog: a call of add, then a reply\n"
+            'contenox run --policy run "add"\n'
+            "# GET /sse 200, POST initialize 202, then the stream drops:\n"
+            '# mcp "remote": list-tools failed: calling "tools/list": EOF; the '
+            "model's call comes back 'tool add not found'"
+        ),
+        promised=('integrations/tools/mcp.md:149 "Connects to remote Server-Sent Events endpoint"'),
+        observed=(
+            "tools/list fails with EOF and the call is 'tool add not found' (the "
+            "same server answers the SDK's own SSE client)"
+        ),
     ),
 )
 
@@ -442,12 +461,29 @@ HEADER_ON_EVERY_REQUEST = _mcp_case(
         expect=["hdr-tenant-3310"],
     ),
     model_saw("hdr-tenant-3310", seen=False),
-    defect=(
-        "`mcp add … --transport http --url <server> --header 'X-Tenant: hdr-mcp-12'` then a run "
-        "calling a tool: the server's tools/list and tools/call requests carry accept, "
-        "content-type, mcp-protocol-version, mcp-session-id, user-agent — no X-Tenant "
-        "(harness record of the Python SDK server). contenox-cli.md `contenox mcp`: "
-        "'--header  Additional HTTP header for SSE/HTTP connections'"
+    defect=Defect(
+        title="`mcp add --header` is not sent on HTTP requests",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# an MCP server over streamable HTTP (the Python SDK's), recording "
+            "request headers\n"
+            "contenox mcp add remote --transport http --url "
+            "http://127.0.0.1:<port>/mcp --header 'X-Tenant: hdr-tenant-3310'\n"
+            "# dialog: a call of the server's tool, then a reply\n"
+            'contenox run --policy run "call the tool"\n'
+            "# tools/list and tools/call carry accept, content-type, "
+            "mcp-protocol-version, mcp-session-id, user-agent — no X-Tenant"
+        ),
+        promised=(
+            'reference/contenox-cli.md:499 "Additional HTTP header for SSE/HTTP connections"'
+        ),
+        observed="no request carries X-Tenant",
     ),
 )
 

@@ -11,6 +11,7 @@ import re
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -170,13 +171,19 @@ ASKS_IS_A_VERB = Case(
             stdout_lacks=["Available Commands:", "Usage:\n  contenox mission [command]"],
         )
     ],
-    defect=(
-        "`contenox mission asks` (and `mission asks <id>`) is not a command in v1.0.0: it prints "
-        "the `contenox mission` help (Usage: contenox mission [command]; Available Commands: "
-        "fire, list, plan, reports, show, stop) and exits 0, though `mission --help` itself "
-        "lists 'contenox mission asks [mission-id]' among its examples; contenox-cli.md "
-        "`contenox mission`: 'contenox mission asks [mission-id]          # pending questions "
-        "(one mission, or every open mission)' and '`--limit` (`list`, `asks`)'"
+    defect=Defect(
+        title="`contenox mission asks` is no command",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            'contenox mission asks; echo "exit $?"\n'
+            "# Usage: contenox mission [command]; Available Commands: fire, list, "
+            "plan, reports, show, stop; exit 0\n"
+            "contenox mission --help   # its examples list 'contenox mission asks "
+            "[mission-id]'"
+        ),
+        promised='reference/contenox-cli.md:515 "contenox mission asks [mission-id]"',
+        observed="it prints the mission help and exits 0 (`mission asks <id>` too)",
+        bears_on=('reference/contenox-cli.md:522 "`--limit` (`list`, `asks`)"',),
     ),
 )
 
@@ -222,7 +229,33 @@ def test_a_user_authored_chain_agent_fires_once_opt_in_beta_is_set(instance: Ins
     fired.assert_stdout_contains("finished: landed")
 
 
-@defect(USER_AGENT_NEEDS_BETA)
+@defect(
+    Defect(
+        title="a user-authored chain agent fires without opt-in-beta",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# .contenox/chain-agent-mine.json: a copy of the rendered run chain "
+            "with id 'mine'; opt-in-beta unset\n"
+            "# dialog: a mission_finish landed turn\n"
+            "contenox agent list                                   # lists mine\n"
+            'contenox mission fire mine "x" --policy run --wait   # finished: '
+            "landed, exit 0"
+        ),
+        promised=('reference/contenox-cli.md:530 "require `contenox config set opt-in-beta true`"'),
+        observed="the agent is listed and fired; the mission lands",
+        bears_on=(
+            'reference/contenox-cli.md:258 "What `contenox config set opt-in-beta true` (or '
+            "`CONTENOX_OPT_IN_BETA=1`) does turn on is the … event-trigger tier … and the "
+            'beta line `contenox doctor` prints."',
+        ),
+    )
+)
 # function: derives its chain from the one init rendered
 def test_a_user_authored_chain_agent_is_refused_without_opt_in_beta(instance: Instance) -> None:
     instance.init()

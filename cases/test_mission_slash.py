@@ -14,6 +14,7 @@ import pytest
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Probe,
     Script,
@@ -225,14 +226,33 @@ POLICY_TAKES_THE_ENVELOPE_NAME = Case(
         prompt("/mission --policy run run report home", text_lacks=["unknown mission envelope"])
     ],
     probes=[_envelopes_fired(satisfies(bool, "a mission fired"))],
-    defect=(
-        "over `contenox acp`, `/mission --policy run run report home` answers '⚠️  unknown "
-        'mission envelope "run" (--policy): no such policy file on the search path. Available: '
-        "…, hitl-policy-run.json, …' and fires nothing, while `contenox mission fire run … "
-        "--policy run --wait` and `contenox run --policy run` accept the same envelope name; "
-        "contenox-cli.md The /mission slash command: '`/mission --policy <envelope> "
-        "[agent-name] <intent>` — bounds this one mission under a different envelope' and "
-        "'Envelopes are discovered the way the runtime's policy loader resolves them'"
+    defect=Defect(
+        title="/mission --policy refuses the envelope name the runtime resolves",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "contenox acp   # ACP client: session/new, prompt '/mission --policy run "
+            "run report home'\n"
+            '# ⚠️  unknown mission envelope "run" (--policy): no such policy file on '
+            "the search path. Available: …, hitl-policy-run.json, …\n"
+            'contenox mission fire run "report home" --policy run --wait   # '
+            "accepted (so is run --policy run)"
+        ),
+        promised=(
+            'reference/contenox-cli.md:643 "bounds this one mission under a different envelope"'
+        ),
+        observed="/mission refuses 'run' and fires nothing; mission fire and run accept it",
+        bears_on=(
+            (
+                'reference/contenox-cli.md:645 "Envelopes are discovered the way the '
+                "runtime's policy loader resolves them\""
+            ),
+        ),
     ),
 )
 
@@ -313,11 +333,28 @@ def _user_chain_agent(instance: Instance) -> None:
 
 
 @defect(
-    "with `opt-in-beta` unset, over `contenox acp`, `/mission --policy hitl-policy-run.json mine "
-    "report home` (mine = a user-authored `~/.contenox/chain-agent-mine.json`, a copy of the "
-    "rendered run chain) fires it ('Mission fired at named agent \"mine\"') and it lands; "
-    "contenox-cli.md The /mission slash command: 'naming a user-authored agent (a custom "
-    "`chain-agent-*` chain) requires `contenox config set opt-in-beta true`'"
+    Defect(
+        title="/mission fires a user-authored chain agent without opt-in-beta",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# ~/.contenox/chain-agent-mine.json: a copy of the rendered run chain "
+            "with id 'mine'; opt-in-beta unset\n"
+            "contenox acp   # ACP client: session/new, prompt '/mission --policy "
+            "hitl-policy-run.json mine report home'\n"
+            '# Mission fired at named agent "mine"; it lands'
+        ),
+        promised=(
+            'reference/contenox-cli.md:649 "naming a user-authored agent (a custom '
+            '`chain-agent-*` chain) requires `contenox config set opt-in-beta true`"'
+        ),
+        observed="the mission is fired and lands",
+    )
 )
 # function: derives its chain from the one init rendered
 def test_naming_a_user_authored_chain_agent_needs_opt_in_beta(instance: Instance) -> None:
@@ -364,15 +401,30 @@ BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
         prompt("/mission", text_has=["Fire a mission from this session:", "timesheet"]),
     ],
     probes=[_fired([])],
-    defect=(
-        "bare `/mission` over `contenox acp` does not list a declared agent: with "
-        "`.contenox/agents/timesheet.md` declared (`agent list`: 'timesheet  discovered  chain  "
-        "true'), it prints the grammar, 'Default agent: (none …)', 'Default envelope: (none …)' "
-        "and 'Envelopes (--policy <name>):' with every envelope, and no agent at all; the "
-        "command's own hint is '[--policy <envelope>] [agent-name] <intent>' (v1.0.0, "
-        "2026-12-01). Contradicts guide/tutorials/recurring-work.md, Running it: 'From an "
-        "editor over ACP, `/mission` lists it.' (contenox-cli.md's /mission section promises "
-        "only the envelopes: the two pages disagree)"
+    defect=Defect(
+        title="bare /mission lists no declared agent",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# .contenox/agents/timesheet.md: a declared agent (`contenox agent "
+            "list`: 'timesheet  discovered  chain  true')\n"
+            "contenox acp   # ACP client: initialize, session/new {cwd: "
+            "<workspace>}, prompt '/mission'\n"
+            "# prints the grammar, 'Default agent: (none …)', 'Default envelope: "
+            "(none …)', 'Envelopes (--policy <name>):' — no agent"
+        ),
+        promised=(
+            'guide/tutorials/recurring-work.md:164 "From an editor over ACP, `/mission` lists it."'
+        ),
+        observed=(
+            "the listing names every envelope and no agent; its own hint is "
+            "'[--policy <envelope>] [agent-name] <intent>'"
+        ),
+        bears_on=(
+            (
+                'reference/contenox-cli.md:645 "Envelopes are discovered the way the '
+                "runtime's policy loader resolves them\""
+            ),
+        ),
     ),
 )
 
@@ -509,13 +561,23 @@ AN_ENVELOPE_IN_THE_WORKSPACE_CONTENOX_DIR_IS_OFFERED = Case(
         write(".contenox/hitl-policy-workone.json", MINE),
         prompt("/mission", text_has=["hitl-policy-workone.json  unruled calls stop for approval"]),
     ],
-    defect=(
-        "over `contenox acp` (session cwd = the workspace, after `contenox init`), a "
-        "`hitl-policy-workone.json` written to the workspace `.contenox/` is not among the "
-        "envelopes bare `/mission` lists, while the same file in `~/.contenox/` is listed "
-        "('hitl-policy-homeone.json  unruled calls stop for approval · …'); contenox-cli.md The "
-        "/mission slash command: 'Envelopes are discovered the way the runtime's policy loader "
-        "resolves them — the workspace `.contenox/`, then `~/.contenox/`, then each of their "
-        "`.generated/` directories, first match wins'"
+    defect=Defect(
+        title="bare /mission does not offer an envelope in the workspace .contenox/",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            'echo \'{"version":1,"default_action":"approve","rules":[]}\' > '
+            ".contenox/hitl-policy-workone.json\n"
+            "cp .contenox/hitl-policy-workone.json "
+            "~/.contenox/hitl-policy-homeone.json\n"
+            "contenox acp   # ACP client: initialize, session/new {cwd: "
+            "<workspace>}, prompt '/mission'\n"
+            "# the list has 'hitl-policy-homeone.json  unruled calls stop for "
+            "approval · …', no hitl-policy-workone.json"
+        ),
+        promised=(
+            'reference/contenox-cli.md:645 "Envelopes are discovered the way the '
+            "runtime's policy loader resolves them\""
+        ),
+        observed="the workspace's envelope is missing from the list; the home's is there",
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from harness import Case, Instance, Probe, Script, defect, open_acp, probe, route, step
+from harness import Case, Defect, Instance, Probe, Script, defect, open_acp, probe, route, step
 from harness.probes import models
 
 # A model whose script declares neither reasoning nor image input, so an
@@ -51,14 +51,24 @@ SET_CONTEXT_FOR_A_LISTED_MODEL = Case(
             stdout_has=['Model "scripted-test" context set to 12000.'],
         ),
     ],
-    defect=(
-        "on a fresh home with the scripted backend registered, `contenox model list` shows "
-        "`scripted-test`, then `contenox model set-context scripted-test --context 12k` exits 1 "
-        "with 'Error: model \"scripted-test\" has no local override row yet: libdb: not found'; "
-        "it works only after something syncs the backends (`contenox doctor`, or a run). "
-        "Contradicts contenox-cli.md, `contenox model set-context`: 'Override the locally "
-        "stored context window for a model the runtime already knows about (one that has "
-        "appeared in `model list`)'."
+    defect=Defect(
+        title=("`model set-context` refuses a model `model list` shows until something syncs"),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "contenox model list      # scripted-test\n"
+            'contenox model set-context scripted-test --context 12k; echo "exit $?"\n'
+            '# Error: model "scripted-test" has no local override row yet: libdb: '
+            "not found; exit 1\n"
+            "# (works after `contenox doctor` or a run)"
+        ),
+        promised='reference/contenox-cli.md:184 "one that has appeared in `model list`"',
+        observed="exit 1: 'has no local override row yet: libdb: not found'",
     ),
 )
 
@@ -116,14 +126,32 @@ SET_CONTEXT_NEEDS_CONTEXT = Case(
 
 
 @defect(
-    "after `contenox doctor` and `contenox model set-context scripted-test --context 1k` "
-    "('Model \"scripted-test\" context set to 1000.'), an ACP prompt of 2000 words is served: "
-    "the session reports `usage_update used: 11963, size: 32768` (the script's own context) "
-    "and the scripted reply streams back with stopReason end_turn; `model list` also keeps "
-    "showing CTX 32768. The same backend declared with context_length 50 is refused by acp "
-    "('exceeds context length'). Contradicts contenox-cli.md, `contenox model set-context`: "
-    "'Override the locally stored context window for a model … Useful when a backend reports "
-    "a different (or no) context size than the model actually supports.'"
+    Defect(
+        title="`model set-context` does not bound what the model is sent",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "contenox doctor\n"
+            "contenox model set-context scripted-test --context 1k   # Model "
+            '"scripted-test" context set to 1000.\n'
+            "contenox acp   # ACP client: session/new, a prompt of 2000 words\n"
+            "# usage_update used: 11963, size: 32768; the scripted reply streams "
+            "back, stopReason end_turn\n"
+            "contenox model list   # CTX 32768"
+        ),
+        promised=(
+            'reference/contenox-cli.md:184 "Override the locally stored context window for a model"'
+        ),
+        observed=(
+            "the prompt is served against the script's 32768 context (a backend "
+            "declared with context_length 50 is refused: 'exceeds context length')"
+        ),
+    )
 )
 # function: needs an ACP client (acp refuses what exceeds the context; chat does not)
 def test_a_context_override_bounds_what_the_model_is_sent(instance: Instance) -> None:

@@ -12,6 +12,7 @@ import re
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Probe,
     Script,
     ToolCall,
@@ -227,29 +228,42 @@ A_WRITE_IN_BEAM_STOPS_AS_A_CARD = Case(
 
 # --- 6. Scripted and background work ------------------------------------------------------
 
-_NO_ENVELOPE_ON_A_FRESH_HOME = (
-    "on a fresh home after `contenox init` (no default-mission-policy set, as the page never "
-    "sets one), the command exits 1 with 'Error: no mission envelope: pass --policy <policy>, "
-    "or set a default with `contenox config set default-mission-policy <policy>`' and fires "
-    "nothing. The same command with `--policy run` lands. "
-)
+# quickstart.md shows both commands without --policy on a fresh home; the
+# reference (contenox-cli.md) says a run or fire with neither --policy nor
+# default-mission-policy is refused. The binary does what the reference says:
+# these cases assert that, and the finding is for the docs.
+_REFUSED = "Error: no mission envelope: pass --policy <policy>, or set a default with"
+_NO_MISSIONS = probe("missions", lambda i: [(m.agent, m.status) for m in missions(i)], expect=[])
 
 RUN_AT_THE_DECLARED_REVIEWER_AS_WRITTEN = Case(
-    name="contenox run reviewer review payments.go exactly as written lands and exits 0",
+    name="contenox run reviewer as the quickstart writes it is refused for want of an envelope",
     files={".contenox/agents/reviewer.md": REVIEWER_MD},
-    script=_landing("payments.go: the retry budget is never reset"),
     steps=[
-        step(
-            "run",
-            "reviewer",
-            "review payments.go",
-            stdout_has=["payments.go: the retry budget is never reset"],
-            notices_has=['Mission fired at agent "reviewer"'],
-        ),
+        step("run", "reviewer", "review payments.go", exit_code=1, notices_has=[_REFUSED]),
+        _NO_MISSIONS,
     ],
-    defect=_NO_ENVELOPE_ON_A_FRESH_HOME
-    + "Contradicts guide/quickstart.md, 6: '`contenox run` takes the task, prints the report to "
-    'stdout, and exits 0 when the work landed: contenox run reviewer "review payments.go"\'.',
+    defect=Defect(
+        title="the quickstart runs `contenox run reviewer` without --policy; the reference "
+        "refuses a run with no envelope",
+        reproduce=(
+            "in a scratch HOME, `contenox init` (no default-mission-policy set, as the page "
+            'never sets one); `contenox run reviewer "review payments.go"` exits 1 with '
+            "'Error: no mission envelope: pass --policy <policy>, or set a default with "
+            "`contenox config set default-mission-policy <policy>` — a mission must name the "
+            "HITL policy that bounds it' and fires nothing (`contenox mission list`: 'No "
+            "missions recorded.'); with `--policy run` it lands"
+        ),
+        promised=(
+            'reference/contenox-cli.md:87 "Falls back to the `default-mission-policy` config; '
+            'a run with neither is refused rather than bounded by a guess"'
+        ),
+        observed="exit 1, 'Error: no mission envelope: pass --policy <policy> …', no mission",
+        bears_on=(
+            'guide/quickstart.md:126 "contenox run reviewer "review payments.go""',
+            'guide/missions.md:44 "If neither is set, the fire is refused rather than guessing."',
+        ),
+        docs_disagree=True,
+    ),
 )
 
 RUN_AT_THE_DECLARED_REVIEWER = Case(
@@ -270,16 +284,45 @@ RUN_AT_THE_DECLARED_REVIEWER = Case(
 )
 
 MISSION_FIRE_AND_WAIT_AS_WRITTEN = Case(
-    name="mission fire reviewer with wait exactly as written leaves a durable landed record",
+    name="mission fire reviewer with wait as the quickstart writes it is refused for want of "
+    "an envelope",
     files={".contenox/agents/reviewer.md": REVIEWER_MD},
-    script=_landing("reviewed the payment retry change"),
     steps=[
-        step("mission", "fire", "reviewer", "review the payment retry change", "--wait"),
-        step("mission", "list", stdout_has=["reviewer", "landed"]),
+        step(
+            "mission",
+            "fire",
+            "reviewer",
+            "review the payment retry change",
+            "--wait",
+            exit_code=1,
+            notices_has=[_REFUSED],
+        ),
+        _NO_MISSIONS,
     ],
-    defect=_NO_ENVELOPE_ON_A_FRESH_HOME
-    + "Contradicts guide/quickstart.md, 6: 'Or fire it and walk away … contenox mission fire "
-    'reviewer "review the payment retry change" --wait\'.',
+    defect=Defect(
+        title="the quickstart fires `mission fire reviewer … --wait` without --policy; the "
+        "reference refuses a fire with no envelope",
+        reproduce=(
+            "in a scratch HOME, `contenox init` (no default-mission-policy set); `contenox "
+            'mission fire reviewer "review the payment retry change" --wait` exits 1 with '
+            "'Error: no mission envelope: pass --policy <policy>, or set a default with "
+            "`contenox config set default-mission-policy <policy>` — a mission must name the "
+            "HITL policy that bounds it'; `contenox mission list`: 'No missions recorded.'; "
+            "with `--policy run` it lands"
+        ),
+        promised=(
+            'reference/contenox-cli.md:523 "| `--policy` (`fire`)             | Envelope: the '
+            "HITL policy bounding the unattended unit (default: `default-mission-policy` "
+            'config) |"'
+        ),
+        observed="exit 1, 'Error: no mission envelope: pass --policy <policy> …', no mission",
+        bears_on=(
+            'guide/quickstart.md:135 "contenox mission fire reviewer "review the payment '
+            'retry change" --wait"',
+            'guide/missions.md:44 "If neither is set, the fire is refused rather than guessing."',
+        ),
+        docs_disagree=True,
+    ),
 )
 
 MISSION_FIRE_AND_WAIT = Case(

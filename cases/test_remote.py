@@ -12,6 +12,7 @@ from typing import Any
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -217,11 +218,19 @@ TOOLS_ADD_REGISTERS_AN_UNREACHABLE_SERVICE = Case(
 TOOLS_TIMEOUT_DEFAULTS_TO_10000 = Case(
     name="tools add without a timeout gives the service a 10000 ms request timeout",
     init=False,
-    defect=(
-        "`contenox tools add later --url http://127.0.0.1:9` then `tools list` shows TIMEOUT "
-        "60000ms, and `tools add --help` says '(default 60000)'. contenox-cli.md `contenox "
-        "tools`: '--timeout  Request timeout in milliseconds (default: 10000)'; remote.md says "
-        "the same"
+    defect=Defect(
+        title="`tools add` defaults to a 60000 ms timeout, not 10000",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "contenox tools add later --url http://127.0.0.1:9\n"
+            "contenox tools list          # TIMEOUT 60000ms\n"
+            "contenox tools add --help    # --timeout … (default 60000)"
+        ),
+        promised=(
+            'reference/contenox-cli.md:229 "Request timeout in milliseconds (default: 10000)"'
+        ),
+        observed="the default is 60000 ms",
+        bears_on=('integrations/tools/remote.md:63 "10000"',),
     ),
     steps=[
         step("tools", "add", "later", "--url", NOWHERE),
@@ -369,14 +378,6 @@ BY_TOOL_NAME = _service_case(
     probe("svc's tools offered", _offered_svc, expect=DISCOVERED),
 )
 
-_INJECT_IGNORED = (
-    "`tools add svc --url <service> --inject tenant_id=inj-acme-42`, then a run whose model "
-    "calls get_weather {city} and create_note {text}: the service receives "
-    'GET /weather?city=Bergen and POST /notes {"text":"hi2"} — no tenant_id at all; when '
-    "the model passes tenant_id=model-tenant, that is what arrives. remote.md: 'Merges them "
-    "back into every tool call **after** the model-provided args (injected values always win)'"
-)
-
 
 def _tenants(service: HttpService) -> dict[str, list[object]]:
     """tenant_id as each GET /weather (its query) and POST /notes (its body) carried it."""
@@ -401,7 +402,29 @@ INJECT_EVERY_CALL = _service_case(
         _tenants,
         expect={"GET /weather": [["inj-remote-5501"]], "POST /notes": ["inj-remote-5501"]},
     ),
-    defect=_INJECT_IGNORED,
+    defect=Defect(
+        title="`tools add --inject` values never reach the service",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# an OpenAPI service with GET /weather?city= and POST /notes {text}, "
+            "recording requests\n"
+            "contenox tools add svc --url http://127.0.0.1:<port> --inject "
+            "tenant_id=inj-acme-42\n"
+            "# dialog: get_weather {city: Bergen}, create_note {text: hi2}, then a "
+            "reply\n"
+            'contenox run --policy run "weather and a note"\n'
+            "# the service receives GET /weather?city=Bergen and POST /notes "
+            '{"text":"hi2"} — no tenant_id'
+        ),
+        promised='integrations/tools/remote.md:120 "Merges them back into every tool call"',
+        observed="no call carries tenant_id",
+    ),
 )
 
 
@@ -415,7 +438,28 @@ INJECT_WINS = _service_case(
     _add("svc", "--inject", "tenant_id=inj-remote-5502"),
     _run("note"),
     received("svc", "POST /notes tenant_id", _note_tenants, expect=["inj-remote-5502"]),
-    defect=_INJECT_IGNORED,
+    defect=Defect(
+        title="an injected argument does not win over the model's value",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# an OpenAPI service with GET /weather?city=&tenant_id=, recording "
+            "requests\n"
+            "contenox tools add svc --url http://127.0.0.1:<port> --inject "
+            "tenant_id=inj-acme-42\n"
+            "# dialog: get_weather {city: Bergen, tenant_id: model-tenant}, then a "
+            "reply\n"
+            'contenox run --policy run "weather"\n'
+            "# the service receives tenant_id=model-tenant"
+        ),
+        promised='integrations/tools/remote.md:120 "(injected values always win)"',
+        observed="the model's tenant_id arrives; the injected one never does",
+    ),
 )
 
 INJECT_NEVER_SHOWN = _service_case(
@@ -547,14 +591,23 @@ SKIP_TLS_VERIFY = Case(
         _add("intranet", "--insecure-skip-tls-verify", stdout_has=["6 tool(s) discovered"]),
         _shows("intranet", DISCOVERED),
     ],
-    defect=(
-        "`tools add intranet --url https://127.0.0.1:<port> --insecure-skip-tls-verify` against "
-        "the harness service with a fresh self-signed certificate prints 'could not reach "
-        "endpoint to count tools', and `tools show intranet` says 'TLS Verify:Skip' beside "
-        '\'Tools: (could not reach endpoint: … Get "https://127.0.0.1:<port>/openapi.json": '
-        "tls: failed to verify certificate: x509: certificate signed by unknown authority)' — "
-        "the same as without the flag. remote.md: '`--insecure-skip-tls-verify` disables TLS "
-        "certificate verification entirely'"
+    defect=Defect(
+        title="`--insecure-skip-tls-verify` still verifies the certificate",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# an OpenAPI service on https://127.0.0.1:<port> with a fresh "
+            "self-signed certificate\n"
+            "contenox tools add intranet --url https://127.0.0.1:<port> "
+            "--insecure-skip-tls-verify\n"
+            "# prints: could not reach endpoint to count tools\n"
+            "contenox tools show intranet\n"
+            "# TLS Verify:Skip; Tools: (could not reach endpoint: … tls: failed to "
+            "verify certificate: x509: certificate signed by unknown authority)"
+        ),
+        promised=(
+            'integrations/tools/remote.md:170 "disables TLS certificate verification entirely"'
+        ),
+        observed="the same x509 failure as without the flag",
     ),
 )
 

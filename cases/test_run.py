@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     Turn,
@@ -63,12 +64,28 @@ WORKED_RUN_AS_DOCUMENTED = Case(
             notices_has=["finished: landed"],
         ),
     ],
-    defect=(
-        "the worked run of contenox-docs/development/scripted-test-backend.md (backend add, "
-        "two config sets, `contenox run --policy run …`) fails on a fresh home with exit 1: "
-        '\'Error: invalid parameter value: hitlPolicyName: hitl policy "run" could not be '
-        "loaded: it must name an existing policy'. The `run` envelope only exists after "
-        "`contenox init`, which the page never mentions, and the error does not name it."
+    defect=Defect(
+        title="the worked run of scripted-test-backend.md fails on a fresh home",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"   # no contenox init: the '
+            "page never runs it\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json   # the page's dialog\n"
+            "contenox config set default-provider scripted-test; contenox config set "
+            "default-model scripted-test\n"
+            'contenox run --policy run "…"   # the page\'s command\n'
+            '# Error: invalid parameter value: hitlPolicyName: hitl policy "run" '
+            "could not be loaded: it must name an existing policy; exit 1"
+        ),
+        promised='development/scripted-test-backend.md:187 "# stderr: Mission … finished: landed"',
+        observed=(
+            "exit 1: the `run` envelope exists only after `contenox init`, which the "
+            "page never mentions, and the error does not name it"
+        ),
+        bears_on=(
+            'reference/contenox-cli.md:319 "transpiled into `.generated/hitl-policy-<name>.json` '
+            'instead, on every run rather than once at init"',
+        ),
     ),
 )
 
@@ -127,13 +144,24 @@ PIPED_STDIN_TRAVELS_IN_THE_INTENT = Case(
             ],
         ),
     ],
-    defect=(
-        "`echo 'the piped body' | contenox run --policy run 'summarise this'` (after init, a "
-        "scripted backend as the default) exits 1 with 'Error: intent must be a single line' "
-        "and fires no mission. Contradicts `contenox run --help`: 'Piped stdin is the material "
-        "the task is about … the piped body travels inside it, appended to the task between "
-        "--- begin piped stdin --- and --- end piped stdin ---' (contenox-cli.md does not "
-        "mention piped stdin at all)."
+    defect=Defect(
+        title="`run` refuses piped stdin: 'intent must be a single line'",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "echo 'the piped body' | contenox run --policy run 'summarise this'; "
+            'echo "exit $?"\n'
+            "# Error: intent must be a single line; exit 1, no mission fired"
+        ),
+        promised='`contenox run --help` "the piped body travels inside it"',
+        observed=(
+            "exit 1 'intent must be a single line'; contenox-cli.md does not mention piped stdin"
+        ),
     ),
 )
 

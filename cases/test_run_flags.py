@@ -7,7 +7,7 @@ different verdicts, so the verdict printed says which model the unit was served 
 
 from __future__ import annotations
 
-from harness import Case, Script, Turn, mission_finish, step
+from harness import Case, Defect, Script, Turn, mission_finish, step
 
 
 def _finishing(model: str, verdict: str, reason: str) -> Script:
@@ -46,14 +46,29 @@ MODEL_PICKS_ANOTHER_MODEL_FOR_A_RUNS_MISSION_UNIT = Case(
             notices_has=["finished: landed — served by the named model"],
         ),
     ],
-    defect=(
-        "`contenox config set default-model house-model`, then `contenox run --model "
-        "named-model --policy run report` prints 'finished: stuck — served by the default "
-        "model': the flag does not reach the mission unit (a child `contenox acp`), which "
-        "is served by config's default-model; with no default-model set the unit fails "
-        "'contenox is not configured yet: no default-model is set'. "
-        "`CONTENOX_DEFAULT_MODEL=named-model contenox run …` does reach it. Contradicts "
-        "contenox-cli.md, Global Flags: '`--model <name>` | Model override for this invocation'."
+    defect=Defect(
+        title="`run --model` does not reach the mission unit",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# a second scripted backend serving named-model; the dialog of "
+            "house-model says 'served by the default model'\n"
+            "contenox config set default-model house-model\n"
+            "contenox run --model named-model --policy run report\n"
+            "# finished: stuck — served by the default model\n"
+            "CONTENOX_DEFAULT_MODEL=named-model contenox run --policy run report   # "
+            "reaches named-model"
+        ),
+        promised='reference/contenox-cli.md:21 "Model override for this invocation"',
+        observed=(
+            "the unit (a child `contenox acp`) is served by config's default-model; "
+            "with none set it fails 'no default-model is set'"
+        ),
     ),
 )
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Probe,
     Script,
@@ -105,12 +106,26 @@ FIRST_WORD_NAMING_NO_AGENT_IS_PART_OF_THE_TASK = Case(
             ],
         ),
     ],
-    defect=(
-        '`contenox run --policy run report what` exits 1 with \'Error: resolve agent "report": '
-        "libdb: not found' and fires nothing; with three words (`run --policy run summarise "
-        "the tree`) it is refused with 'accepts between 1 and 2 arg(s), received 3'. "
-        "Contradicts contenox-cli.md, `contenox run`: 'The first argument is a declared agent "
-        "when it names one, and part of the task otherwise'."
+    defect=Defect(
+        title="`run`'s first argument is taken as an agent even when it names none",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            'contenox run --policy run report what; echo "exit $?"\n'
+            '# Error: resolve agent "report": libdb: not found; exit 1\n'
+            "contenox run --policy run summarise the tree\n"
+            "# accepts between 1 and 2 arg(s), received 3"
+        ),
+        promised=(
+            'reference/contenox-cli.md:81 "The first argument is a declared agent '
+            'when it names one, and part of the task otherwise"'
+        ),
+        observed=("exit 1 'resolve agent \"report\": libdb: not found'; three words are refused"),
     ),
 )
 
@@ -315,14 +330,29 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
             notices_has=["finished: landed"],
         ),
     ],
-    defect=(
-        "`printf 'diff --git a/pay.go b/pay.go\\n+retry := 3\\n' | contenox run --policy run "
-        "\"review this…\"` exits 1 with 'Error: intent must be a single line' and fires "
-        "nothing. Contradicts `contenox run --help`: 'Piped stdin is the material the task is "
-        'about … the piped body travels inside it, appended to the task between "--- begin '
-        'piped stdin ---" and "--- end piped stdin ---"\', and its example `git diff | '
-        'contenox run "review this and say what I should check myself"` (the page itself is '
-        "silent on stdin)."
+    defect=Defect(
+        title="`run` refuses a piped diff: 'intent must be a single line'",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "printf 'diff --git a/pay.go b/pay.go\\n+retry := 3\\n' | contenox run "
+            '--policy run "review this and say what I should check myself"; echo '
+            '"exit $?"\n'
+            "# Error: intent must be a single line; exit 1, nothing fired"
+        ),
+        promised='`contenox run --help` "Piped stdin is the material the task is about"',
+        observed=("exit 1 'intent must be a single line'; contenox-cli.md is silent on stdin"),
+        bears_on=(
+            (
+                '`contenox run --help` "git diff | contenox run "review this and say '
+                'what I should check myself""'
+            ),
+        ),
     ),
 )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     Turn,
@@ -210,12 +211,27 @@ def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
 
 # function: it checks every served call's log line, and counts them.
 @defect(
-    '`contenox chat "say hello"` with a scripted-test backend as the default prints the '
-    "scripted reply on stdout and only `Thinking...` on stderr (exit 0): the model call it "
-    "served is logged nowhere unless --trace is given, and no log file is written under "
-    "~/.contenox/logs either. scripted-test-backend.md, 'It is never mistaken for a real "
-    "model': 'Every model call it serves is logged on stderr as `subject=scripted-test "
-    "model=<name> script=<path>`'"
+    Defect(
+        title="the scripted-test backend logs no model call on stderr",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            'contenox chat "say hello"   # stdout: the scripted reply; stderr: '
+            "Thinking... only; exit 0\n"
+            "ls ~/.contenox/logs          # no log file"
+        ),
+        promised=(
+            'development/scripted-test-backend.md:55-56 "Every model call it serves '
+            "is logged on stderr as `subject=scripted-test model=<name> "
+            'script=<path>`"'
+        ),
+        observed="nothing is logged unless --trace is given",
+    )
 )
 def test_chat_logs_the_model_call_it_serves_on_stderr_with_model_and_script(
     instance: Instance,

@@ -13,7 +13,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from harness import Case, Instance, Script, background, probe, signal, step, wait
+from harness import Case, Defect, Instance, Script, background, probe, signal, step, wait
 
 RUNNING = "Running. Press Ctrl-C to stop."
 # A host log is named by the day it was written; the date is not the promise.
@@ -235,12 +235,16 @@ THE_FILE_COUNT_BOUND_SPARES_THE_FILE_BEING_WRITTEN = Case(
 THE_CONTROL_PLANE_IS_NEVER_A_HOSTS_WORKSPACE = Case(
     name="serve refuses the contenox control plane as its workspace",
     script=IDLE,
-    defect=(
-        "`contenox serve ~/.contenox` prints `Workspace    <home>/.contenox` and `Running. Press "
-        "Ctrl-C to stop.` and serves it until interrupted (seen 2026-11-30, v1.0.0). Contradicts "
-        "contenox-cli.md, Workspace authority: 'The runtime's own control plane (`~/.contenox` "
-        "and a workspace's `.contenox` — its config, database, and policies) is never a "
-        "workspace, on any shape. There is no setting that turns this off.'"
+    defect=Defect(
+        title="`contenox serve ~/.contenox` serves the control plane as a workspace",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "timeout 5 contenox serve ~/.contenox\n"
+            "# Workspace    <home>/.contenox\n"
+            "# Running. Press Ctrl-C to stop."
+        ),
+        promised='reference/contenox-cli.md:142 "is never a workspace, on any shape"',
+        observed="it serves ~/.contenox until interrupted",
     ),
     steps=[
         # A refusal ends the command at once; a host that serves it runs into the timeout.

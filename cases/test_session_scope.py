@@ -17,6 +17,7 @@ from pathlib import Path
 from dialogs import WORKED_RUN
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     column,
@@ -88,15 +89,26 @@ BEAM_FILES_ITS_SESSION_UNDER_THE_WORKSPACE_IT_STARTED_IN = Case(
         step("session", "list", stdout_has=[re.compile(r"beam-\S+")]),
     ],
     probes=[FILED_UNDER_THE_WORKSPACE],
-    defect=(
-        "beam files its session outside the workspace it was started in: after `contenox init` "
-        "in the workspace and one prompt in `beam --plain` there, `session list --all` prints "
-        "the beam-<uuid> session under WORKSPACE 00000000-0000-0000-0000-000000000002 while "
-        "`.contenox/workspace.id` (under which `run` and `chat` file theirs) holds another id, "
-        "and `session list` in the workspace does not show it (v1.0.0, 2026-11-30). "
-        "Contradicts contenox-cli.md: Workspace authority, '`contenox beam`, `contenox run` — "
-        "the directory you started it in', and `session list` '# list this workspace's "
-        "sessions'."
+    defect=Defect(
+        title="beam files its session outside the workspace it was started in",
+        reproduce=(
+            "in a scratch HOME, `contenox init` in the workspace; a scripted-test default "
+            "backend whose dialog is `general` (the router's label), `Hello from beam.`; "
+            "`contenox beam --plain` in the workspace (a terminal), type 'say hello', wait for "
+            "'Hello from beam.', `/quit`; `contenox session list --all` prints the beam-<uuid> "
+            "session under WORKSPACE 00000000-0000-0000-0000-000000000002 while "
+            "`.contenox/workspace.id` (under which `run` and `chat` file theirs) holds another "
+            "id; `contenox session list` in the workspace does not show it"
+        ),
+        promised=(
+            'reference/contenox-cli.md:136 "| [`contenox beam`](#contenox-beam), '
+            '[`contenox run`](#contenox-run) | the directory you started it in |"'
+        ),
+        observed="filed under 00000000-0000-0000-0000-000000000002",
+        bears_on=(
+            'reference/contenox-cli.md:99 "contenox session list                    # '
+            "list this workspace's sessions (* = active)\"",
+        ),
     ),
 )
 
@@ -243,9 +255,18 @@ ACP_WORKSPACE_ID_FILES_NEW_SESSIONS_UNDER_IT = Case(
     probes=[probe("editor sessions filed under", _editor_workspaces, expect=["team-ws"])],
 )
 
+# The doc row ("default: the stable workspace from ~/.contenox/workspace.id, same
+# as the CLI") holds where the CLI itself uses that id: a directory that is no
+# project (no `init`, no .contenox/workspace.id). In an initialised project the
+# CLI uses the project's id, and the editor session's filing there is the
+# quarantined case below.
 ACP_DEFAULTS_TO_THE_WORKSPACE_ID_IN_THE_CONTENOX_HOME = Case(
-    name="acp without workspace id files a new editor session under the id in the contenox home",
+    name=(
+        "acp without workspace id files a new editor session opened outside any project "
+        "under the id in the contenox home"
+    ),
     script=EDITOR_TURN,
+    init=False,
     steps=[
         write("workspace.id", json.dumps({"id": TEAM}), home=True),
         prompt("hello", text_has=["Hi from the editor."]),
@@ -265,15 +286,30 @@ AN_EDITOR_SESSION_IS_FILED_UNDER_THE_PROJECT_THE_CLI_USES = Case(
     script=EDITOR_TURN,
     steps=[prompt("hello", text_has=["Hi from the editor."])],
     probes=[probe("filed where the CLI files", _filed_where_the_cli_files, expect=[True])],
-    defect=(
-        "an ACP session opened in an initialised project (session/new cwd = the workspace, "
-        "`.contenox/workspace.id` there) is filed under WORKSPACE "
-        "00000000-0000-0000-0000-000000000002 in `session list --all` (or under the id of "
-        "`~/.contenox/workspace.id` when that file exists), not under the project's id that "
-        "`session new`/`chat`/`run` in the same directory use, and `session list` there does not "
-        "show it (v1.0.0, 2026-12-01). Contradicts contenox-cli.md `contenox init`: the marker "
-        "'travels with the directory, so a project means one thing to the CLI and every ACP "
-        "session alike', Workspace authority ('`contenox acp` — whatever the editor opened'), "
-        "and `--workspace-id`'s '(default: … same as the CLI)'"
+    defect=Defect(
+        title="an editor session opened in an initialised project is not filed under the "
+        "project's workspace",
+        reproduce=(
+            "in a scratch HOME, `contenox init` in the workspace (it writes "
+            "`.contenox/workspace.id`); a scripted-test default backend whose dialog is "
+            "`general`, `Hi from the editor.`; `contenox acp` in the workspace, driven by an ACP "
+            "client: initialize, session/new with cwd = the workspace, session/prompt 'hello'; "
+            "`contenox session list --all` files the contenoxe2e-… session under WORKSPACE "
+            "00000000-0000-0000-0000-000000000002 (or under the id in ~/.contenox/workspace.id "
+            "when that file exists), not under the id in the project's .contenox/workspace.id "
+            "that `session new`/`chat`/`run` there use; `contenox session list` in the "
+            "workspace does not show it"
+        ),
+        promised=(
+            'reference/contenox-cli.md:317 "so a project means one thing to the CLI and '
+            'every ACP session alike"'
+        ),
+        observed="filed under the home's workspace id, not the project's",
+        bears_on=(
+            'reference/contenox-cli.md:138 "| [`contenox acp`](#contenox-acp--contenox-acpx) '
+            '| whatever the editor opened — per the protocol, the client owns the cwd |"',
+            'reference/contenox-cli.md:712 "(default: the stable workspace from '
+            '`~/.contenox/workspace.id`, same as the CLI)"',
+        ),
     ),
 )

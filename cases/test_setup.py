@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import Case, keys, probe, screen, step
+from harness import Case, Defect, keys, probe, screen, step
 
 PROVIDERS = [
     "Ollama (local daemon)",
@@ -40,12 +40,19 @@ PIPED_STDIN = Case(
         step("setup", stdin="1\n", exit_code=None, timeout=60),
         step("config", "get", "default-model", stdout_lacks=["qwen3:8b"]),
     ],
-    defect=(
-        "`printf '1\\n' | contenox setup` picks Ollama, then at 'Model [qwen3:8b]:' stdin is at "
-        "EOF and the wizard takes the default: it prints '✓ Model:    qwen3:8b', saves "
-        "default-provider=ollama and default-model=qwen3:8b and exits 0; contenox-cli.md "
-        "`contenox setup`: 'It needs a real terminal (reads answers from stdin) and will not "
-        "guess a default from a closed or piped stdin.'"
+    defect=Defect(
+        title="`setup` guesses a default model when piped stdin runs out",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+            "printf '1\\n' | contenox setup; echo \"exit $?\"\n"
+            "# picks Ollama; at 'Model [qwen3:8b]:' stdin is at EOF: ✓ Model:    "
+            "qwen3:8b; exit 0\n"
+            "contenox config get default-model   # qwen3:8b"
+        ),
+        promised=(
+            'reference/contenox-cli.md:46 "will not guess a default from a closed or piped stdin"'
+        ),
+        observed="the wizard saves default-provider=ollama and default-model=qwen3:8b",
     ),
 )
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -167,14 +168,32 @@ UNLISTED_SHAPES = _env_case(
     "deny-secrets keeps every variable that matches no listed credential shape",
     _UNLISTED,
     _shell_sees(*_UNLISTED, expect=_UNLISTED),
-    defect=(
-        "under the default deny-secrets scrub, a `run` unit's local_shell `env` lacks "
-        "DATABASE_URL, GITHUB_PAT, PGPASSWORD and NPM_CONFIG_AUTH, none of which matches a "
-        "listed shape (`contenox sandbox env` with the same variables drops them too). "
-        "environment.md: 'deny-secrets | Everything except the control plane (CONTENOX_*), the "
-        "common credential shapes, and anything in SANDBOX_ENV_DENY', the shapes listed as "
-        "CONTENOX_* *_TOKEN *_KEY *_SECRET *_PASSWORD *_PASSWD *_CREDENTIALS; the page's own "
-        "example of a variable a task needs is a DATABASE_URL."
+    defect=Defect(
+        title="deny-secrets drops variables that match no listed credential shape",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: a local_shell `env` call, then a reply\n"
+            "DATABASE_URL=postgres://x GITHUB_PAT=p PGPASSWORD=p NPM_CONFIG_AUTH=a "
+            "contenox run --policy run env\n"
+            "contenox state show <request> --raw   # the env output lacks all four\n"
+            "DATABASE_URL=postgres://x contenox sandbox env   # drops it too"
+        ),
+        promised=(
+            'guide/confinement/environment.md:46 "Everything except the control '
+            "plane (CONTENOX_*), the common credential shapes, and anything in "
+            'SANDBOX_ENV_DENY"'
+        ),
+        observed=(
+            "DATABASE_URL, GITHUB_PAT, PGPASSWORD and NPM_CONFIG_AUTH are scrubbed; "
+            "none matches CONTENOX_* *_TOKEN *_KEY *_SECRET *_PASSWORD *_PASSWD "
+            "*_CREDENTIALS"
+        ),
     ),
 )
 
@@ -444,13 +463,30 @@ def _acp_shell_env(instance: Instance, env: Mapping[str, str]) -> dict[str, str]
 
 # function: sets the editor's environment too (open_acp env=), which prompt() cannot
 @defect(
-    "a scripted local_shell `env` over `contenox acp`, with DEPLOY_TOKEN, STRIPE_SECRET_KEY, "
-    "DB_PASSWORD, CONTENOX_PROBE and three more credential shapes set on contenox and the "
-    "editor, printed all seven: contenox's terminal/create request "
-    'carries only {"command": "env", "cwd": …, "outputByteLimit": …} — no env and no '
-    "wrapper — so nothing scrubs the forwarded shell. environment.md: 'It is live today across "
-    "every agent-reachable shell this CLI spawns — … and contenox acp / contenox acpx (the ACP "
-    "session's shell and its terminal passthrough)'; 'a task that reads env … finds nothing'."
+    Defect(
+        title="over ACP the forwarded shell is not scrubbed of credentials",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: a local_shell `env` call, then a reply\n"
+            "DEPLOY_TOKEN=t STRIPE_SECRET_KEY=k DB_PASSWORD=p CONTENOX_PROBE=c "
+            "contenox acp\n"
+            "#   ACP client with the terminal capability, the same variables in its "
+            "env: session/new, prompt; allow the call\n"
+            '# terminal/create is {"command": "env", "cwd": …, "outputByteLimit": '
+            "…}: no env, no wrapper; the output has every variable"
+        ),
+        promised=(
+            'guide/confinement/environment.md:18 "contenox acp / contenox acpx (the '
+            "ACP session's shell and its terminal passthrough)\""
+        ),
+        observed="all seven credential-shaped variables are printed",
+    )
 )
 def test_over_acp_the_forwarded_shell_is_scrubbed_of_credentials(instance: Instance) -> None:
     seen = _acp_shell_env(instance, {**CREDENTIALS, **TOOLCHAIN})
@@ -471,12 +507,25 @@ ACP_INJECTED = Case(
             tool_output_has=["PROBE_INJECTED=on-top"],
         ),
     ],
-    defect=(
-        "after `contenox shell-env set PROBE_INJECTED=on-top`, a scripted local_shell `env` over "
-        "`contenox acp` printed no PROBE_INJECTED: the terminal/create request carries no env at "
-        "all. contenox-cli.md `contenox shell-env`: 'the global environment variables contenox "
-        "injects into the shells it spawns (local_shell, forwarded to the connected client's "
-        "terminal) … so an injected value always wins'."
+    defect=Defect(
+        title=("over ACP an injected shell-env variable does not reach the forwarded shell"),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "contenox shell-env set PROBE_INJECTED=on-top\n"
+            "# dialog: a local_shell `env` call, then a reply\n"
+            "contenox acp   # ACP client with the terminal capability: session/new, "
+            "prompt; allow the call\n"
+            "# the terminal/create request carries no env; the output has no "
+            "PROBE_INJECTED"
+        ),
+        promised='reference/contenox-cli.md:609 "so an injected value always wins"',
+        observed="terminal/create carries no env at all",
     ),
 )
 

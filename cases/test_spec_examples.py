@@ -11,7 +11,7 @@ import re
 
 from chains import UNASKED, ran
 
-from harness import Case, Instance, Script, ToolCall, Turn, probe, probes, step
+from harness import Case, Defect, Instance, Script, ToolCall, Turn, probe, probes, step
 
 DEFAULT_CHAIN = """\
 {
@@ -281,12 +281,23 @@ THE_DEFAULT_CHAIN_LOOPS_THROUGH_A_TOOL = Case(
 EXAMPLES_AS_PRINTED_LOAD = [
     Case(
         name=f"example {number} runs as printed on the page",
-        defect=(
-            f"`contenox chat --chain {name}.json hi` with example {number} pasted as printed "
-            "(a ```jsonc block with `//` comments): 'Error: failed to parse chain JSON "
-            "\"…\": invalid character '/' looking for beginning of value', and `contenox vet` "
-            f"of it prints 'skip {name}.json (not a chain or hitl-policy file)'. "
-            "specification/examples.md: 'Full working task chains with commentary'"
+        defect=Defect(
+            title=f"example {number} of examples.md does not run as printed",
+            reproduce=(
+                'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+                "# dialog.json: one turn 'hello back' (scripted-test-backend.md)\n"
+                "contenox backend add scripted --type scripted-test --script ./dialog.json\n"
+                "contenox config set default-provider scripted-test\n"
+                "contenox config set default-model scripted-test\n"
+                f"# {name}.json: example {number} pasted as printed (a ```jsonc block with // "
+                "comments)\n"
+                f"contenox chat --chain {name}.json hi\n"
+                "# Error: failed to parse chain JSON \"…\": invalid character '/' looking for "
+                "beginning of value\n"
+                f"contenox vet {name}.json   # skip {name}.json (not a chain or hitl-policy file)"
+            ),
+            promised='specification/examples.md:3 "Full working task chains with commentary"',
+            observed="the chain does not parse: the page's // comments are not JSON",
         ),
         script=Script(turns=["hello back"]),
         files={f"{name}.json": text},

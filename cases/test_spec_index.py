@@ -13,7 +13,18 @@ from typing import Any
 
 from chains import MODEL
 
-from harness import Case, Instance, Script, ToolCall, Turn, mission_finish, probe, probes, step
+from harness import (
+    Case,
+    Defect,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    mission_finish,
+    probe,
+    probes,
+    step,
+)
 
 OPEN = json.dumps({"default_action": "allow", "rules": []})
 
@@ -105,12 +116,28 @@ TIMEOUT_BOUNDS_A_TASK = Case(
 
 DEBUG_LOGS_MORE = Case(
     name="a chain with debug true logs task level detail at debug level",
-    defect=(
-        'a chain-agent with top-level `"debug": true`, fired with `contenox mission fire dbg go '
-        "--policy <allow-all> --wait` (a mission_finish turn): stderr carries 110 log lines, "
-        'every one `level=INFO`, the same lines as the same chain with `"debug": false`; '
-        "`contenox chat --chain` with either prints only 'Thinking...'. specification/index.md: "
-        "'`debug` | bool | Enable verbose task-level logging'"
+    defect=Defect(
+        title="a chain's `debug: true` logs nothing more",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            '# .contenox/chain-agent-dbg.json: a chain agent with top-level "debug": '
+            "true; dialog: a mission_finish turn\n"
+            "contenox mission fire dbg go --policy <an allow-all envelope> --wait 2> "
+            "debug.log\n"
+            "grep -c level= debug.log; grep -vc level=INFO debug.log   # 110 lines, "
+            'every one level=INFO, as with "debug": false'
+        ),
+        promised='specification/index.md:39 "Enable verbose task-level logging"',
+        observed=(
+            "the same INFO lines as without debug; `chat --chain` prints only "
+            "'Thinking...' either way"
+        ),
     ),
     script=Script(
         turns=[Turn(tool_calls=[mission_finish("landed")]), Turn(text="Done.", optional=True)]

@@ -24,6 +24,7 @@ import pytest
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -193,12 +194,33 @@ LOCAL_SHELL_NOT_FOUND = _mission(
     "touch the files",
     model_saw("tool local_shell not found"),
     name="under run a local_shell call comes back not found",
-    defect=(
-        "`contenox run --policy <allow-all envelope>` with a scripted local_shell "
-        "{command: echo, args: [from-the-shell-6612]} call: the tool result carries the echoed "
-        "text — run serves local_shell itself (as contenox-cli.md `contenox run` says: 'the "
-        "runtime serves local_fs and local_shell itself'). local.md: 'a local_fs or local_shell "
-        "call comes back to the model as `tool local_shell not found`' — the two pages disagree"
+    defect=Defect(
+        title="local.md says run serves no local_shell; contenox-cli.md says it does",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# an allow-all envelope: .contenox/hitl-policy-all.json = "
+            '{"version":1,"default_action":"approve","rules":[]}\n'
+            "# dialog: local_shell {command: echo, args: [from-the-shell-6612]}, "
+            "then a reply\n"
+            'contenox run --policy all "echo"\n'
+            "contenox state show <request> --raw   # the tool result carries "
+            "from-the-shell-6612"
+        ),
+        promised=(
+            'integrations/tools/local.md:11 "comes back to the model as `tool '
+            'local_shell not found`"'
+        ),
+        observed="run serves local_shell itself, as contenox-cli.md says",
+        bears_on=(
+            ('reference/contenox-cli.md:90 "the runtime serves local_fs and local_shell itself"'),
+        ),
+        docs_disagree=True,
     ),
 )
 
@@ -600,11 +622,23 @@ NOW_MACRO = _chain_case(
     _chain(["native-echo"], "NOW={{now}}"),
     [],
     probe("NOW is RFC3339", _now_is_rfc3339, expect=True),
-    defect=(
-        "a chain task with system_instruction 'NOW={{now}}' is sent 'NOW=2026-11-30' — the date "
-        "alone, no time or zone (`state show --raw`, first system message). "
-        "integrations/tools/index.md, Template variables: '{{now}} — Current time in RFC3339 "
-        "format'"
+    defect=Defect(
+        title="{{now}} renders the date alone, not RFC3339",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# c.json: a chat task with system_instruction 'NOW={{now}}'\n"
+            "contenox chat --chain c.json hi\n"
+            "contenox state show <request> --raw   # the first system message: "
+            "NOW=2026-11-30"
+        ),
+        promised='integrations/tools/index.md:62 "Current time in RFC3339 format"',
+        observed="'NOW=2026-11-30': no time, no zone",
     ),
 )
 
@@ -633,14 +667,28 @@ HIDE_TOOLS = _chain_case(
     [ToolCall("echo", {"input": "hidden-echo-4410"})],
     _offered("echo not offered", lambda roster: "echo" not in roster.get("native-echo", [])),
     model_saw("tool echo not found"),
-    defect=(
-        'a chain task with tools ["native-echo", "native-jq"] and hide_tools '
-        '["native-echo.echo"] (and, tried by hand, ["echo"]): the model\'s `{{tools}}` manifest '
-        'still lists {"native-echo":["echo"], …} and a scripted echo call executes '
-        "('tool native-echo.echo execution failed: echo: unknown argument(s): text (allowed: "
-        "input)' for a wrong argument name; it ran). specification/handlers.md, "
-        "chat_completion: 'execute_config.hide_tools — Tools to suppress (by namespaced name) "
-        "from both the registry tools selected via tools and any client-passed tools'"
+    defect=Defect(
+        title="execute_config.hide_tools suppresses nothing",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            '# c.json: a chat task with tools ["native-echo", "native-jq"] and '
+            'hide_tools ["native-echo.echo"] (also tried ["echo"]),\n'
+            "#   system_instruction '{{tools}}'; dialog: an echo call, then a reply\n"
+            "contenox chat --chain c.json hi\n"
+            "contenox state show <request> --raw\n"
+            '# the manifest lists {"native-echo":["echo"], …}; the echo call executes'
+        ),
+        promised=(
+            'specification/handlers.md:36 "Tools to suppress (by namespaced name) '
+            'from both the registry tools selected via"'
+        ),
+        observed="the hidden tool is listed to the model and runs",
     ),
 )
 
@@ -755,13 +803,33 @@ GATED_WRITE_DIFF = Case(
         ),
         workspace_file("fresh.txt", expect=None),
     ],
-    defect=(
-        "`contenox acp` (default envelope) with a scripted write_file {path: fresh.txt, content: "
-        "'diff-line-7120\\n'}: the session/request_permission carries toolCall.content "
-        "[{type: content, content: {type: text, text: 'fresh.txt'}}] and rawInput — no diff "
-        "(no ACP 'diff' content, no '+diff-line-7120' anywhere in the request). local.md, "
-        "Approval diff: 'the approval prompt carries a unified diff of the exact change … A new "
-        "file (no prior content) shows as an addition.'"
+    defect=Defect(
+        title="a gated write's approval carries no diff",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: write_file {path: fresh.txt, content: 'diff-line-7120\\n'}, "
+            "then a reply\n"
+            "contenox acp   # ACP client: session/new, prompt (default envelope)\n"
+            "# session/request_permission: toolCall.content [{type: content, "
+            "content: {type: text, text: 'fresh.txt'}}] and rawInput;\n"
+            "# no 'diff' content, no '+diff-line-7120' anywhere"
+        ),
+        promised=(
+            'integrations/tools/local.md:70 "A new file (no prior content) shows as an addition."'
+        ),
+        observed="the ask carries the path and raw input, no diff",
+        bears_on=(
+            (
+                'integrations/tools/local.md:70 "the approval prompt carries a unified '
+                'diff of the exact change"'
+            ),
+        ),
     ),
 )
 

@@ -18,6 +18,7 @@ import pytest
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Probe,
     Script,
@@ -368,16 +369,31 @@ A_RESPONDER_WITH_NO_MODEL_IS_REFUSED = Case(
             stdout_lacks=["No pending asks"],
         ),
     ],
-    defect=(
-        'after `contenox run --policy run --timeout 2s "echo"` left a checkpointed ask and '
-        "`contenox backend remove scripted` left no usable model, `contenox approvals respond "
-        "<id> --approve` records the verdict anyway: 'verdict for approval <id> recorded, but "
-        "resuming its suspended run failed: … (checkpoint retained with failure annotation): "
-        "… client resolution failed: no models found in runtime state', and `approvals list` "
-        "then says 'No pending asks.' Contradicts guide/troubleshooting.md, Recovering after a "
-        "crash: 'for a checkpointed run, the process proves it can build an engine **before** "
-        "anything is recorded. A process with no usable model configuration is refused "
-        "outright and the ask stays pending'."
+    defect=Defect(
+        title=("`approvals respond` with no usable model records the verdict and drops the ask"),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: a gated local_shell echo call\n"
+            'contenox run --policy run --timeout 2s "echo"   # leaves a checkpointed '
+            "ask\n"
+            "contenox backend remove scripted\n"
+            "contenox approvals respond <id> --approve\n"
+            "# verdict for approval <id> recorded, but resuming its suspended run "
+            "failed: … (checkpoint retained with failure annotation):\n"
+            "#   … client resolution failed: no models found in runtime state\n"
+            "contenox approvals list   # No pending asks."
+        ),
+        promised=(
+            'guide/troubleshooting.md:169 "A process with no usable model '
+            'configuration is refused outright and the ask stays pending"'
+        ),
+        observed="the verdict is recorded and the ask leaves the pending list",
     ),
 )
 

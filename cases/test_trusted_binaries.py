@@ -27,6 +27,7 @@ from typing import Any
 from dialogs import workspace_file
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -347,14 +348,22 @@ SPLICES_DIRS = _pinned(
     None,
     _trust("echo"),
     probe("trusted_binaries.dirs", _declared_dirs, expect=[str(_ECHO_PATH.parent)]),
-    defect=(
-        "`contenox hitl trust --policy hitl-policy-pinned.json echo` writes only "
-        '"trusted_binaries": {"hashes": {"/usr/bin/echo": "<sha256>"}} — no "dirs" — and '
-        "`hitl trust --list` then says 'dirs: (none declared — any directory a name resolves "
-        "from is accepted…)'. trusted-binaries.md, Declaring path and hash: `contenox hitl "
-        "trust go git grep` 'resolves each name exactly as the evaluator will, and splices the "
-        'result into the policy\' — shown as "dirs": ["/usr/bin", "/usr/lib/go-1.22/bin"] '
-        "beside the hashes."
+    defect=Defect(
+        title="hitl trust writes the binary's hash but not its directory into dirs",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-pinned.json` holding a "
+            "policy with no trusted_binaries block (default deny, `local_shell` allowed by "
+            "command_prefix_allowlist `echo`); `contenox hitl trust --policy "
+            'hitl-policy-pinned.json echo` writes only `"trusted_binaries": {"hashes": '
+            '{"/usr/bin/echo": "<sha256>"}}` — no `dirs` — and `contenox hitl trust '
+            "--policy hitl-policy-pinned.json --list` prints 'dirs: (none declared — any "
+            "directory a name resolves from is accepted…)'"
+        ),
+        promised=(
+            'guide/confinement/trusted-binaries.md:87 "which resolves each name exactly '
+            'as the evaluator will, and splices the result into the policy:"'
+        ),
+        observed="only `hashes` is written; `dirs` stays absent",
     ),
 )
 
@@ -440,6 +449,9 @@ def _rendered_sha(instance: Instance) -> str:
 
 REFUSES_A_RENDERED_ENVELOPE = Case(
     name="hitl trust refuses to write into a rendered envelope",
+    # Where the refusal says to copy the render is COPY_TARGET_NAMED's promise
+    # (quarantined): the transcript does not pin it here.
+    redact={r"Copy it to \S+ first": "Copy it to [COPY TARGET] first"},
     steps=[
         probe("the rendered default policy's sha256", _rendered_sha, capture="rendered"),
         step(
@@ -458,6 +470,46 @@ REFUSES_A_RENDERED_ENVELOPE = Case(
             expect=True,
         ),
     ],
+)
+
+
+# The refusal above names a copy to make; where is this case's promise.
+COPY_TARGET_NAMED = Case(
+    name="hitl trust names the home's top level copy of a global render to make",
+    steps=[
+        step(
+            "hitl",
+            "trust",
+            "--policy",
+            "hitl-policy-default.json",
+            "echo",
+            exit_code="non-zero",
+            stderr_has=["Copy it to {home}/.contenox/hitl-policy-default.json first"],
+        ),
+    ],
+    defect=Defect(
+        title="hitl trust --policy on a rendered global envelope names a workspace copy to make",
+        reproduce=(
+            "in a scratch HOME (an empty workspace), `contenox init`; `contenox hitl trust "
+            "--policy hitl-policy-default.json echo` exits 1 with 'Error: "
+            "~/.contenox/.generated/hitl-policy-default.json is rendered from "
+            "[envelopes.default] in agents.toml and is rewritten on every run — a hash declared "
+            "there would be silently discarded.' and 'Copy it to "
+            "<workspace>/.contenox/hitl-policy-default.json first (a top-level copy shadows the "
+            "rendered one), then re-run; or pass --policy with an explicit path'"
+        ),
+        promised=(
+            'guide/confinement/trusted-binaries.md:178 "Copy it to '
+            '~/.contenox/hitl-policy-default.json first (a top-level copy shadows"'
+        ),
+        observed="'Copy it to <workspace>/.contenox/hitl-policy-default.json first …'",
+        bears_on=(
+            'guide/confinement/trusted-binaries.md:182 "That copy is the intended home: '
+            'a per-host file, owned by whoever runs that host,"',
+            'reference/contenox-cli.md:311 "The message names the top-level copy to make '
+            'instead, which shadows the render"',
+        ),
+    ),
 )
 
 
@@ -623,17 +675,30 @@ WORKSPACE_ENVELOPE = Case(
     script=ECHO,
     files={".contenox/agents.toml": ENVELOPES.replace("{dirs}", "/nonexistent-dir")},
     steps=list(_DENIED_ASK),
-    defect=(
-        "with [envelopes.pinparent] (echo on its shell prefix_allowlist, trusted_binaries.dirs "
-        '= ["/nonexistent-trusted-dir"]) in the WORKSPACE .contenox/agents.toml, `contenox '
-        "init` renders work/.contenox/.generated/hitl-policy-pinparent.json, and `contenox run "
-        "--policy pinparent` prints 'Mission fired … under envelope \"pinparent\"' — but its "
-        'unit logs \'hitl: policy "pinparent" unreadable, gating on default '
-        '"hitl-policy-default.json" instead: … open '
-        "~/.contenox/.generated/hitl-policy-pinparent.json: no such file', and echo runs "
-        "unattended under the default envelope's allowlist with no ask. agents.toml header: "
-        "'3. .contenox/agents.toml (workspace wins)'; trusted-binaries.md: 'An envelope carries "
-        "it verbatim into the rendered policy'."
+    defect=Defect(
+        title="an envelope declared in the workspace .contenox/agents.toml is never loaded by "
+        "the unit; it gates on the default envelope",
+        reproduce=(
+            "in a scratch HOME, the workspace's `.contenox/agents.toml` holding "
+            '`[envelopes.pinparent]` `default_action = "deny"`, `[envelopes.pinparent.shell]` '
+            '`grant = "approve"` `prefix_allowlist = ["echo"]`, '
+            '`[envelopes.pinparent.trusted_binaries]` `dirs = ["/nonexistent-dir"]`; `contenox '
+            "init` (renders work/.contenox/.generated/hitl-policy-pinparent.json); a "
+            "scripted-test default backend whose dialog calls `local_shell {command: echo, "
+            "args: [hello]}`, then `mission_finish landed`, a text turn; `contenox run --policy "
+            'pinparent --timeout 90s "say hello"` prints \'Mission fired … under envelope '
+            '"pinparent"\' but its unit logs \'hitl: policy "pinparent" unreadable, gating '
+            'on default "hitl-policy-default.json" instead: … open '
+            "~/.contenox/.generated/hitl-policy-pinparent.json: no such file', and echo runs "
+            "unattended with no ask. The same envelope appended to ~/.contenox/agents.toml: the "
+            "echo stops for approval (test_an_envelope_s_trusted_binaries_block_withdraws_the_"
+            "allow_outside_its_dirs)"
+        ),
+        promised=(
+            'reference/agents-config.md:21 "3. `.contenox/agents.toml` — the workspace, which wins"'
+        ),
+        observed="the echo runs unattended under hitl-policy-default.json",
+        bears_on=('guide/confinement/trusted-binaries.md:151 "carries it verbatim into"',),
     ),
 )
 

@@ -16,6 +16,7 @@ from chains import UNASKED
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -24,8 +25,10 @@ from harness import (
     mission_report,
     probe,
     probes,
+    satisfies,
     step,
 )
+from harness.probes import missions
 
 # ------------------------------------------------------------------ Your first agent
 
@@ -60,14 +63,22 @@ def listed(name: str) -> re.Pattern[str]:
 
 THE_FIRST_AGENT_IS_LISTED = Case(
     name="first agent the reviewer file written in the tutorial is listed as a discovered agent",
-    defect=(
-        "with the tutorial's .contenox/agents/reviewer.md (tools: read_file, write_file), "
-        "`contenox agent list` prints on stderr 'refused  …/.contenox/agents/reviewer.md: "
-        "agentdecl: none of this declaration's tools resolve to anything connected here: "
-        "read_file, write_file. contenox hosts local_fs, local_shell, webtools and git; …' — "
-        "the `reviewer` row it lists is the one `init` seeded in ~/.contenox/agents/ "
-        '(tools: "*", posture: read_only). first-agent.md: \'That is the whole agent. No '
-        "build step: contenox agent list … reviewer  discovered  chain  true'"
+    defect=Defect(
+        title="the first agent tutorial's reviewer declaration is refused: read_file and "
+        "write_file resolve to nothing",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; the tutorial's `.contenox/agents/reviewer.md` "
+            "(tools: read_file, write_file); `contenox agent list` prints on stderr 'refused  "
+            "…/.contenox/agents/reviewer.md: agentdecl: none of this declaration's tools "
+            "resolve to anything connected here: read_file, write_file. contenox hosts "
+            "local_fs, local_shell, webtools and git; …' — the `reviewer` row it lists is the "
+            'one init seeded in ~/.contenox/agents/ (tools: "*", posture: read_only)'
+        ),
+        promised=(
+            'guide/tutorials/first-agent.md:40 "That is the whole agent."\n'
+            'guide/tutorials/first-agent.md:48 "reviewer  discovered"'
+        ),
+        observed="'refused  …/reviewer.md: … none of this declaration's tools resolve …'",
     ),
     script=UNASKED,
     files={".contenox/agents/reviewer.md": REVIEWER},
@@ -76,16 +87,12 @@ THE_FIRST_AGENT_IS_LISTED = Case(
     ],
 )
 
+# first-agent.md fires without --policy on a fresh home; the reference refuses
+# a fire with neither --policy nor default-mission-policy, and so does the
+# binary: the finding is for the tutorial.
 THE_FIRST_AGENT_RUNS_AS_PRINTED = Case(
-    name="first agent mission fire reviewer with wait runs as the tutorial prints it",
-    defect=(
-        '`contenox mission fire reviewer "review payments.go" --wait` after `contenox init`: '
-        "exit 1, 'Error: no mission envelope: pass --policy <policy>, or set a default with "
-        "`contenox config set default-mission-policy <policy>`'. first-agent.md, Run it: the "
-        "command as printed, 'Reading files is allowed under the default posture, so it runs "
-        "without asking.' (contenox-cli.md: 'a run with neither is refused')"
-    ),
-    script=UNASKED,
+    name="first agent mission fire reviewer with wait as the tutorial prints it is refused for "
+    "want of an envelope",
     files={".contenox/agents/reviewer.md": REVIEWER, "payments.go": "package payments\n"},
     steps=[
         step(
@@ -96,9 +103,36 @@ THE_FIRST_AGENT_RUNS_AS_PRINTED = Case(
             "--wait",
             "--timeout",
             "60s",
-            notices_lacks=["no mission envelope"],
+            exit_code=1,
+            notices_has=["no mission envelope: pass --policy <policy>"],
         ),
+        step("mission", "list", stdout_has=["No missions recorded"]),
     ],
+    defect=Defect(
+        title="first-agent.md fires the reviewer without --policy; the reference refuses a "
+        "fire with no envelope",
+        reproduce=(
+            "in a scratch HOME, `contenox init` (no default-mission-policy set); `contenox "
+            'mission fire reviewer "review payments.go" --wait --timeout 60s` exits 1 with '
+            "'Error: no mission envelope: pass --policy <policy>, or set a default with "
+            "`contenox config set default-mission-policy <policy>` — a mission must name the "
+            "HITL policy that bounds it'; `contenox mission list`: 'No missions recorded.'"
+        ),
+        promised=(
+            'reference/contenox-cli.md:523 "| `--policy` (`fire`)             | Envelope: the '
+            "HITL policy bounding the unattended unit (default: `default-mission-policy` "
+            'config) |"'
+        ),
+        observed="exit 1, 'Error: no mission envelope …', no mission",
+        bears_on=(
+            'guide/tutorials/first-agent.md:54 "contenox mission fire reviewer "review '
+            'payments.go" --wait"',
+            'guide/tutorials/first-agent.md:57 "Reading files is allowed under the default '
+            'posture, so it runs without asking."',
+            'guide/missions.md:44 "If neither is set, the fire is refused rather than guessing."',
+        ),
+        docs_disagree=True,
+    ),
 )
 
 AGENTS_YOU_ALREADY_HAVE = Case(
@@ -217,14 +251,24 @@ rather than guessing.
 
 THE_TIMESHEET_AGENT_IS_LISTED = Case(
     name="recurring job the timesheet agent saved in agents is listed with no build step",
-    defect=(
-        "with the tutorial's .contenox/agents/timesheet.md (tools: read_file, write_file), "
-        "`contenox agent list` lists no timesheet and prints 'refused  …/timesheet.md: "
-        "agentdecl: none of this declaration's tools resolve to anything connected here: "
-        "read_file, write_file. …'. recurring-work.md: 'That is the whole registration — no "
-        "build step, no restart … timesheet  discovered  chain  true'; 'The names resolved "
-        "out of the box are the local ones — read_file, write_file, edit_file, sed, "
-        "read_file_range (all under local_fs) and local_shell'"
+    defect=Defect(
+        title="the recurring-work tutorial's timesheet declaration is refused: read_file and "
+        "write_file resolve to nothing",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; the tutorial's `.contenox/agents/timesheet.md` "
+            "(tools: read_file, write_file); `contenox agent list` lists no timesheet and "
+            "prints 'refused  …/timesheet.md: agentdecl: none of this declaration's tools "
+            "resolve to anything connected here: read_file, write_file. …'"
+        ),
+        promised=(
+            'guide/tutorials/recurring-work.md:57 "That is the whole registration"\n'
+            'guide/tutorials/recurring-work.md:66 "timesheet  discovered"'
+        ),
+        observed="'refused  …/timesheet.md: … none of this declaration's tools resolve …'",
+        bears_on=(
+            'guide/tutorials/recurring-work.md:70-71 "The names resolved out of the box are the '
+            'local ones"',
+        ),
     ),
     script=UNASKED,
     files={".contenox/agents/timesheet.md": TIMESHEET},
@@ -438,14 +482,11 @@ ACTIVATE = step(
     stdout_has=["default-mission-policy = hitl-policy-vault.json"],
 )
 
+# vault-agent.md prints `(workspace)`; config.md (the reference) lists
+# default-mission-policy as a global key. The binary says `(global)`, as the
+# reference does: the finding is for the tutorial.
 THE_ENVELOPE_IS_ACTIVATED_FOR_THE_WORKSPACE = Case(
-    name="vault agent activating the envelope sets it for this workspace",
-    defect=(
-        "`contenox config set default-mission-policy hitl-policy-vault.json` in an init'ed "
-        "workspace prints '✓  default-mission-policy = hitl-policy-vault.json  (global)'. "
-        "vault-agent.md, step 5: '✓  default-mission-policy = hitl-policy-vault.json  "
-        "(workspace)' — '`(workspace)` confirms it applies here and not to your other projects.'"
-    ),
+    name="vault agent activating the envelope sets the global default mission policy",
     script=UNASKED,
     files=VAULT_FILES,
     steps=[
@@ -455,10 +496,32 @@ THE_ENVELOPE_IS_ACTIVATED_FOR_THE_WORKSPACE = Case(
             "default-mission-policy",
             "hitl-policy-vault.json",
             stdout_has=[
-                re.compile(r"default-mission-policy = hitl-policy-vault\.json\s+\(workspace\)")
+                re.compile(r"default-mission-policy = hitl-policy-vault\.json\s+\(global\)")
             ],
         )
     ],
+    defect=Defect(
+        title="vault-agent.md says default-mission-policy is set for the workspace; config.md "
+        "lists it as a global key",
+        reproduce=(
+            "in a scratch HOME, `contenox init` in the workspace; `contenox config set "
+            "default-mission-policy hitl-policy-vault.json` prints '✓  default-mission-policy "
+            "= hitl-policy-vault.json  (global)'"
+        ),
+        promised=(
+            'reference/config.md:115 "| `default-mission-policy` | global | Envelope (HITL '
+            "policy) both `/mission` and `contenox mission fire --policy` fall back to when "
+            'none is named |"'
+        ),
+        observed="'✓  default-mission-policy = hitl-policy-vault.json  (global)'",
+        bears_on=(
+            'guide/tutorials/vault-agent.md:224 "✓  default-mission-policy = '
+            'hitl-policy-vault.json  (workspace)"',
+            'guide/tutorials/vault-agent.md:227 "`(workspace)` confirms it applies here and '
+            'not to your other projects."',
+        ),
+        docs_disagree=True,
+    ),
 )
 
 THE_VAULT_FILES_PASS_VET = Case(
@@ -514,20 +577,55 @@ THE_VAULT_AGENT_FILES_A_NOTE = Case(
     ],
 )
 
+
+def _vault_mission_status(instance: Instance) -> list[str]:
+    return [m.status for m in missions(instance)]
+
+
+# vault-agent.md step 6 shows the vaultfiler mission (no mission toolset) reach
+# `landed`; mission-agent.md says the same chain without `mission` stays open.
+# It cannot call mission_finish, so it does not land: after its reply the drive
+# loop prompts it again (the scripted dialog is then exhausted and the mission
+# ends derailed). The case asserts that it does not land.
 THE_VAULT_MISSION_LANDS = Case(
-    name="vault agent fired with wait reaches landed",
-    defect=(
-        "the tutorial's vaultfiler chain (tools local_fs, local_shell — no mission toolset) "
-        "fired with `contenox mission fire vaultfiler 'File everything in inbox/ into the "
-        "vault.' --wait` under hitl-policy-vault.json: the note is written, then the mission "
-        "drive loop prompts the unit again (it has no mission_finish to call) and the mission "
-        "never lands — with the scripted model it ends 'finished: derailed — unit turn failed: "
-        "… script … is exhausted', exit 1. vault-agent.md, step 6: 'Status: landed  (18s)'; "
-        "mission-agent.md, step 2, says the same chain 'stays open forever' without `mission`"
-    ),
+    name="vault agent fired with wait does not land without the mission toolset",
     script=FILES_THE_NOTE,
+    redact=CUT_PATH,
     files=VAULT_FILES,
-    steps=[ACTIVATE, step(*FIRE_VAULT, stdout_has=[FIRED, "landed"])],
+    steps=[
+        ACTIVATE,
+        step(*FIRE_VAULT, exit_code=None, stdout_has=[FIRED], stdout_lacks=["landed"]),
+    ],
+    probes=[
+        probe(
+            "mission statuses",
+            _vault_mission_status,
+            expect=satisfies(lambda st: len(st) == 1 and st[0] != "landed", "one, not landed"),
+        )
+    ],
+    defect=Defect(
+        title="vault-agent.md shows the vaultfiler mission landed; mission-agent.md says the "
+        "same chain without the mission toolset never ends",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; the vault tutorial's files "
+            "(`.contenox/chain-agent-vaultfiler.json`, tools local_fs and local_shell, no "
+            "mission toolset; `.contenox/hitl-policy-vault.json`; inbox/meeting-notes.txt); "
+            "`contenox config set default-mission-policy hitl-policy-vault.json`; a "
+            "scripted-test default backend whose dialog lists the inbox, reads the note, "
+            "writes the vault note and replies 'Filed 1 note…'; `contenox mission fire "
+            'vaultfiler "File everything in inbox/ into the vault." --wait --timeout 60s`: the '
+            "note is written, then the drive loop prompts the unit again; with the dialog "
+            "exhausted it ends 'finished: derailed — unit turn failed: … is exhausted', exit 1 "
+            "— never landed"
+        ),
+        promised=(
+            'guide/tutorials/mission-agent.md:105 "**A mission with no `mission_finish` never '
+            'ends.** It sits at `open` with a"'
+        ),
+        observed="the mission does not land (derailed once the scripted dialog runs out)",
+        bears_on=('guide/tutorials/vault-agent.md:242 "Status: landed  (18s)"',),
+        docs_disagree=True,
+    ),
 )
 
 THE_VAULT_FENCE_HOLDS = Case(
@@ -662,32 +760,84 @@ THE_MISSION_FENCE_HOLDS = Case(
     probes=[probe("workspace root", lambda i: (i.work / "escape.md").exists(), expect=False)],
 )
 
-THE_REFUSAL_NAMES_THE_ENVELOPE = Case(
-    name="mission agent a denied call comes back naming the envelope and saying not to retry",
-    defect=(
-        "the tutorial's mission envelope as .contenox/hitl-policy-vault.json (rule 6: "
-        "write_file deny), `mission fire vaultfiler 'Write a file named escape.md in the "
-        "workspace root…' --policy hitl-policy-vault.json --wait`, a scripted write_file "
-        "escape.md: the tool result the model is sent (state show --raw) is 'User denied the "
-        "operation. Please ask for clarification or try a different, less destructive "
-        "approach.' — no envelope, no rule, and an invitation to try another way. "
-        "mission-agent.md, step 4: 'A categorical deny tells the agent which envelope decided, "
-        "and that a workaround is not available: Denied by the active policy … (rule 4). This "
-        "is the envelope refusing the capability … Do not retry it'"
-    ),
-    script=FENCE_SCRIPT,
-    files=MISSION_FILES,
-    steps=[
-        FENCE_STEP,
-        probe(
-            "the refusal the model was sent",
-            _refusals,
-            expect=[
-                "Denied by the active policy hitl-policy-vault.json (rule 6). This is the "
-                "envelope refusing the capability, not a transient error and not a judgement "
-                "about this particular call. Do not retry it and do not attempt another route "
-                "to the same effect."
-            ],
-        ),
-    ],
+# mission-agent.md's refusal, as the page prints it (rules numbered from 0: the
+# fifth rule, write_file deny, is rule 4). v1.0.0 adds a second full stop.
+_CATEGORICAL_DENY = (
+    "Denied by the active policy hitl-policy-vault.json (rule 4). This is the envelope "
+    "refusing the capability, not a transient error and not a judgement about this "
+    "particular call. Do not retry it and do not attempt another route to the same effect. "
+    "Either continue with the work you can still do, or stop and report that you are "
+    "blocked on this."
 )
+
+# The tutorial writes its policy as the workspace's .contenox/hitl-policy-vault.json
+# (vault-agent.md:173). A unit never loads it there: it gates on the default
+# envelope and the write's refusal is the unattended answerer's. The control is
+# the same file in ~/.contenox, where the categorical deny comes back.
+THE_REFUSAL_NAMES_THE_ENVELOPE = [
+    Case(
+        name=name,
+        script=FENCE_SCRIPT,
+        files={k: v for k, v in MISSION_FILES.items() if not (home and "hitl-policy" in k)},
+        home_files={"hitl-policy-vault.json": MISSION_POLICY} if home else {},
+        steps=[
+            FENCE_STEP,
+            probe(
+                "the refusal the model was sent",
+                _refusals,
+                expect=satisfies(
+                    lambda rs: len(rs) == 1 and _CATEGORICAL_DENY in rs[0],
+                    "one refusal: the categorical deny of rule 4",
+                ),
+            ),
+        ],
+        **extra,
+    )
+    for name, home, extra in (
+        (
+            "mission agent a denied call comes back naming the envelope and saying not to retry",
+            False,
+            {
+                "defect": Defect(
+                    title="a hand-written policy in the workspace .contenox/ is not what a "
+                    "mission unit gates on; its refusal is the unattended answerer's",
+                    reproduce=(
+                        "in a scratch HOME, `contenox init`; the workspace's "
+                        "`.contenox/hitl-policy-vault.json` holding mission-agent.md's policy "
+                        "(default deny; rules: mission * allow, local_fs read_file allow, "
+                        "local_shell allow when command_prefix_allowlist ls, local_fs "
+                        "write_file allow when path glob **/vault/**, local_fs write_file "
+                        "deny); the tutorial's `.contenox/chain-agent-vaultfiler.json` with the "
+                        "mission toolset; a scripted-test default backend whose dialog calls "
+                        "`write_file {path: escape.md, content: out}`, then `mission_finish "
+                        'stuck`, a text turn; `contenox mission fire vaultfiler "Write a file '
+                        'named escape.md in the workspace root…" --policy '
+                        "hitl-policy-vault.json --wait --timeout 60s`: `contenox state show "
+                        "<request id> --raw` shows the tool result 'User denied the operation. "
+                        "Please ask for clarification or try a different, less destructive "
+                        "approach.' The same file as ~/.contenox/hitl-policy-vault.json: 'Denied "
+                        "by the active policy hitl-policy-vault.json (rule 4). …'"
+                    ),
+                    promised=(
+                        'guide/tutorials/mission-agent.md:120-121 "A categorical deny tells '
+                        "the agent which envelope decided, and that a workaround is not "
+                        'available:"'
+                    ),
+                    observed="'User denied the operation. Please ask for clarification or "
+                    "try a different, less destructive approach.'",
+                    bears_on=(
+                        'guide/tutorials/vault-agent.md:173 "`.contenox/hitl-policy-vault.json`:"',
+                        'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the '
+                        'workspace .contenox/, then ~/.contenox/, wins if it is there."',
+                    ),
+                )
+            },
+        ),
+        (
+            "mission agent with the policy in the home a denied call names the envelope and "
+            "says not to retry",
+            True,
+            {},
+        ),
+    )
+]

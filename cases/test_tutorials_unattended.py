@@ -26,6 +26,7 @@ from test_tutorials import (
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -181,15 +182,24 @@ ON_FAILURE_REPORTS = Case(
         "mission agent a step error routed by on_failure to "
         "the reporting task files its blocker and ends stuck"
     ),
-    defect=(
-        "mission-agent.md step 4's `report_failure` task, verbatim (a chat_completion with tools "
-        "[mission] whose transition goes straight to `end`), as the `on_failure` of the mission "
-        "chain's work step, whose model no backend serves: `mission fire vaultfiler … --policy "
-        "hitl-policy-vault.json --wait` — the step error routes to report_failure and the model's "
-        "mission_report/mission_finish calls are served, but nothing executes them (no "
-        "execute_tool_calls task follows): the mission stays `open`, the fire times out, and the "
-        "only report is the runtime's '[blocker] unit ended two turns without reporting — last "
-        "said: Reporting.'. mission-agent.md: 'Point `on_failure` at a task that reports'"
+    defect=Defect(
+        title="mission-agent.md's report_failure task, as on_failure, cannot execute its "
+        "mission calls",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; the mission vault chain whose work step's "
+            "model no backend serves and whose `on_failure` is mission-agent.md step 4's "
+            "`report_failure` task verbatim (a chat_completion with tools [mission], "
+            "transition straight to `end`); a scripted-test backend serving report_failure's "
+            "mission_report and mission_finish calls; `contenox mission fire vaultfiler … "
+            "--policy hitl-policy-vault.json --wait`: the step error routes to report_failure, "
+            "its calls are served but nothing executes them (no execute_tool_calls task "
+            "follows); the mission stays `open`, the fire times out, the only report is "
+            "'[blocker] unit ended two turns without reporting — last said: Reporting.'"
+        ),
+        promised=(
+            'guide/tutorials/mission-agent.md:152 "Point `on_failure` at a task that reports"'
+        ),
+        observed="the mission stays open; no report of the failure is filed",
     ),
     script=Script(
         turns=[
@@ -272,17 +282,13 @@ ONE_CALL_CEILING = _policy(
     compute={"maxToolCalls": 1, "maxTokens": 400000, "onExhausted": "finish_stuck"}
 )
 
+# The tutorials say crossing compute.maxToolCalls ends the unit stuck; the
+# reference (agents-config.md) and missions.md say it is validated but not
+# enforced. The binary does what the reference says: three reads under a
+# ceiling of one all run and the mission lands. The envelope is placed in
+# ~/.contenox, where a unit loads a policy file.
 THE_CEILING_ENDS_IT_STUCK = Case(
-    name="mission agent a unit that crosses compute maxToolCalls ends stuck",
-    defect=(
-        "the tutorial's mission envelope with `compute.maxToolCalls` 1 (onExhausted "
-        "finish_stuck) and the mission vault chain, a dialog of three read_file calls then "
-        "mission_finish landed: `mission fire vaultfiler … --policy hitl-policy-vault.json "
-        "--wait` runs all three reads (each returns the file) and prints 'Mission … finished: "
-        "landed', exit 0; `mission list` reads `landed`. mission-agent.md step 5: "
-        "'`maxToolCalls` is counted here and a unit that crosses it ends `stuck` instead of "
-        "grinding on unattended'; vault-agent.md: 'Crossing it ends the unit as `stuck`'"
-    ),
+    name="mission agent a unit that crosses compute maxToolCalls runs on and lands",
     script=Script(
         turns=[
             *[Turn(text="Reading.", tool_calls=[READ_MEETING]) for _ in range(3)],
@@ -290,29 +296,73 @@ THE_CEILING_ENDS_IT_STUCK = Case(
             Turn(text="Mission finished.", optional=True),
         ]
     ),
-    files=_vault_files(chain=_with_mission(VAULT_CHAIN), policy=ONE_CALL_CEILING),
+    files={
+        k: v
+        for k, v in _vault_files(chain=_with_mission(VAULT_CHAIN)).items()
+        if "hitl-policy" not in k
+    },
+    home_files={"hitl-policy-vault.json": ONE_CALL_CEILING},
     steps=[
         _fire(
             "File every file in inbox/ into the vault as a note",
-            exit_code=None,
-            stdout_has=["finished: stuck"],
-            stdout_lacks=["finished: landed"],
+            stdout_has=["finished: landed"],
+            stdout_lacks=["finished: stuck"],
         )
     ],
+    defect=Defect(
+        title="the tutorials say crossing compute.maxToolCalls ends a unit stuck; the reference "
+        "says it is not enforced",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-vault.json` holding "
+            'mission-agent.md\'s envelope with `"compute": {"maxToolCalls": 1, "maxTokens": '
+            '400000, "onExhausted": "finish_stuck"}`; the tutorial\'s vault chain with the '
+            "mission toolset as `.contenox/chain-agent-vaultfiler.json`; a scripted-test "
+            "default backend whose dialog reads inbox/meeting-notes.txt three times, then "
+            '`mission_finish landed`; `contenox mission fire vaultfiler "File every file in '
+            'inbox/ into the vault as a note" --policy hitl-policy-vault.json --wait --timeout '
+            "60s`: all three reads return the file and it prints 'Mission … finished: landed', "
+            "exit 0"
+        ),
+        promised=(
+            'reference/agents-config.md:168 "`max_tool_calls` is validated but not enforced by '
+            'the shipped hosts."'
+        ),
+        observed="three tool calls under a ceiling of one, and the mission lands",
+        bears_on=(
+            'guide/tutorials/mission-agent.md:214-215 "`maxToolCalls` is counted here and a '
+            'unit that crosses it ends `stuck` instead of grinding on unattended."',
+            'guide/tutorials/vault-agent.md:204 "`compute` is the spend ceiling: 40 tool calls '
+            'and 400k tokens. Crossing it ends"',
+            'guide/missions.md:243 "**`maxToolCalls` does not bound anything today.**"',
+            'guide/sovereignty.md:55 "`maxToolCalls` is validated but not yet enforced by the '
+            'shipped hosts."',
+        ),
+        docs_disagree=True,
+    ),
 )
 
 # ------------------------------------------------------- vault-agent.md: the fence's verdict
 
 THE_FENCED_VAULT_MISSION_ENDS_STUCK = Case(
     name="vault agent the fenced mission ends stuck with a blocker naming the denied write",
-    defect=(
-        "the vault tutorial's chain (tools local_fs, local_shell — no mission toolset) under "
-        "hitl-policy-vault.json, fired with the fence intent ('Write a file named draft.md "
-        "directly inside the inbox folder…') and a scripted write_file inbox/draft.md: the "
-        "write is denied, then the unit cannot report or finish (it has no mission tools) — "
-        "the mission stays `open`, the only report is '[blocker] unit ended two turns without "
-        "reporting', and `--wait` runs out. vault-agent.md step 7: 'Status: stuck  (6s) "
-        "[blocker] The write_file call for inbox/draft.md was denied by the active policy.'"
+    defect=Defect(
+        title="the fenced vault mission (no mission toolset) cannot end stuck with a blocker",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; the vault tutorial's files (chain with tools "
+            "local_fs, local_shell, no mission toolset; .contenox/hitl-policy-vault.json); a "
+            "scripted-test default backend whose dialog calls `write_file {path: "
+            "inbox/draft.md, content: hello}` and then replies in text; `contenox mission fire "
+            'vaultfiler "Write a file named draft.md directly inside the inbox folder with the '
+            'text hello." --policy hitl-policy-vault.json --wait --timeout …`: the write is '
+            "denied, then the unit cannot report or finish; the mission stays `open`, the only "
+            "report is '[blocker] unit ended two turns without reporting', `--wait` runs out"
+        ),
+        promised=('guide/tutorials/vault-agent.md:297 "Status: stuck  (6s)"'),
+        observed="status open; '[blocker] unit ended two turns without reporting'",
+        bears_on=(
+            'guide/tutorials/mission-agent.md:105 "**A mission with no `mission_finish` never '
+            'ends.**"',
+        ),
     ),
     script=Script(
         turns=[
@@ -354,16 +404,22 @@ THE_ORACLE_ANSWERS = Case(
         "mission agent with default oracle chain set "
         "the oracle answers a question the intent answers"
     ),
-    defect=(
-        "`contenox config set default-oracle-chain chain-oracle-default.json`, then "
-        "`mission fire vaultfiler 'File every file in inbox/ into the vault as a note. Use "
-        "kebab-case for all note filenames.' --policy hitl-policy-vault.json --wait` (the "
-        "tutorial's envelope: allowAgentAnswers true) and a unit turn calling "
-        "mission_ask_attention 'Confirm filename convention': no oracle line on stderr, the "
-        "oracle's scripted turn is never served, the question waits in `approvals list` "
-        "(KIND question) and the fire runs out its --timeout. mission-agent.md step 8: "
-        "'oracle: answered ask c5dfb1ae in 8.922s: \"Use kebab-case for all note filenames.\"'; "
-        "contenox-config.md: 'Setting it is what turns the oracle on' (seen only on `serve`)"
+    defect=Defect(
+        title="with default-oracle-chain set, the oracle never answers a unit's question",
+        reproduce=(
+            "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-vault.json` holding "
+            "mission-agent.md's envelope (attention.allowAgentAnswers true); the mission vault "
+            "chain; `contenox config set default-oracle-chain chain-oracle-default.json`; a "
+            "scripted-test default backend whose unit turn calls mission_ask_attention "
+            "'Confirm filename convention', then the oracle's submit_verdict turn; `contenox "
+            'mission fire vaultfiler "File every file in inbox/ into the vault as a note. Use '
+            'kebab-case for all note filenames." --policy hitl-policy-vault.json --wait '
+            "--timeout 30s`: no oracle line on stderr, the oracle's turn is never served, the "
+            "question waits in `contenox approvals list` (KIND question), the fire runs out "
+            "its --timeout"
+        ),
+        promised=('guide/tutorials/mission-agent.md:311 "oracle: answered ask c5dfb1ae in 8.922s"'),
+        observed="no oracle line; the question stays pending",
     ),
     script=Script(
         turns=[
@@ -391,7 +447,12 @@ THE_ORACLE_ANSWERS = Case(
             Turn(text="Mission finished.", optional=True),
         ]
     ),
-    files=_vault_files(chain=_with_mission(VAULT_CHAIN)),
+    # The envelope in ~/.contenox, where a unit loads a policy file (in the
+    # workspace's .contenox/ it gates on the default envelope).
+    files={
+        k: v for k, v in _vault_files(chain=_with_mission(VAULT_CHAIN)).items() if "hitl" not in k
+    },
+    home_files={"hitl-policy-vault.json": MISSION_POLICY},
     steps=[
         step("config", "set", "default-oracle-chain", "chain-oracle-default.json"),
         _fire(

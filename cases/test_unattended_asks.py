@@ -18,7 +18,7 @@ import json
 from test_events_page import LANDS, dispatch_until, trigger
 
 from dialogs import GATED_ECHO
-from harness import Instance, Script, ToolCall, Turn, defect, open_acp, probes
+from harness import Defect, Instance, Script, ToolCall, Turn, defect, open_acp, probes
 
 STATUS = "missionservice.events.status_changed"
 FIRING = Script(
@@ -89,16 +89,27 @@ def _fired_under(instance: Instance, default_action: str) -> None:
 
 
 @defect(
-    "a firing's gated call is not detached into a durable ask: with a trigger on "
-    'status_changed whose policy is `{"version":1,"default_action":"approve","rules":[]}` '
-    "and a chain whose model calls local_shell `touch fired.txt`, `contenox events dispatch "
-    "--auto` prints 'fired on-status … status=ok', fired.txt EXISTS and `approvals list` says "
-    "'No pending asks.' (without --auto the call is refused instead: '[denied: "
-    "local_shell.local_shell requires approval but no terminal is attached]', and no ask is "
-    "recorded either). guide/events.md: 'a firing's asks are detached … it records its durable "
-    "ask, checkpoints, and hands the process back (`contenox approvals list` shows it; "
-    "answering resumes the fired run)'; guide/hitl.md: 'a trigger firing, which has no "
-    "attached client at all' records the ask and suspends immediately"
+    Defect(
+        title="a trigger firing's gated call is not detached into a durable ask",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "contenox config set opt-in-beta true\n"
+            "# a trigger on status_changed with policy "
+            '{"version":1,"default_action":"approve","rules":[]};\n'
+            "#   its chain's model calls local_shell `touch fired.txt`\n"
+            "contenox events dispatch --auto   # fired on-status … status=ok\n"
+            "ls fired.txt                      # exists\n"
+            "contenox approvals list           # No pending asks.\n"
+            "# without --auto: [denied: local_shell.local_shell requires approval "
+            "but no terminal is attached], no ask either"
+        ),
+        promised=(
+            'guide/events.md:120 "it records its durable ask, checkpoints, and hands '
+            'the process back"'
+        ),
+        observed="the call runs (or is denied without --auto); no ask is recorded",
+        bears_on=('guide/hitl.md:53 "which has no attached client at all"',),
+    )
 )
 def test_a_trigger_firing_that_hits_a_gated_call_records_its_ask_and_suspends(
     instance: Instance,
@@ -116,12 +127,26 @@ def test_a_trigger_firing_that_hits_a_gated_call_records_its_ask_and_suspends(
 
 
 @defect(
-    "`events dispatch --auto` ignores the trigger's policy: with the trigger's policy "
-    '`{"version":1,"default_action":"deny","rules":[]}`, the fired chain\'s local_shell '
-    "`touch fired.txt` runs (fired.txt exists; 'fired on-status … status=ok'). "
-    "guide/events.md: '`--auto` disables approval prompts entirely for unattended operation — "
-    "the trigger's policy (or the default) still applies'; contenox-cli.md: 'fired chains "
-    "route through the trigger's policy (or the default) without a terminal ask'"
+    Defect(
+        title="`events dispatch --auto` ignores the trigger's policy",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "contenox config set opt-in-beta true\n"
+            "# a trigger on status_changed with policy "
+            '{"version":1,"default_action":"deny","rules":[]};\n'
+            "#   its chain's model calls local_shell `touch fired.txt`\n"
+            "contenox events dispatch --auto   # fired on-status … status=ok\n"
+            "ls fired.txt                      # exists"
+        ),
+        promised=('guide/events.md:120 "the trigger\'s policy (or the default) still applies"'),
+        observed="the denied call runs",
+        bears_on=(
+            (
+                "reference/contenox-cli.md:595 \"fired chains route through the trigger's "
+                'policy (or the default) without a terminal ask"'
+            ),
+        ),
+    )
 )
 def test_dispatch_auto_still_applies_the_trigger_s_policy(instance: Instance) -> None:
     # function: needs dispatch running until its firing line appears
@@ -133,15 +158,31 @@ def test_dispatch_auto_still_applies_the_trigger_s_policy(instance: Instance) ->
 
 
 @defect(
-    "a report filed after the session that fired its mission ended does not reach the inbox: "
-    "`/mission --policy hitl-policy-run.json run echo hi` over `contenox acp` (the editor never "
-    "answers the echo ask), the acp process is closed, then `contenox approvals respond <ask> "
-    "--approve`: `mission reports <id>` lists '[blocker] unit turn failed: agentinstance: … "
-    "instance not found' and, when the resume won the race test_asks.py quarantines, '[result] "
-    "echoed after the verdict' — and `inbox list --all` prints 'Operator inbox is empty.' "
-    "contenox-cli.md `contenox inbox`: 'a mission fired from a session whose process later "
-    "ended has none anymore either. Either way, its reports land in the inbox instead of "
-    "vanishing.'"
+    Defect(
+        title="a report filed after the firing session ended does not reach the inbox",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            "# dialog: an echo call the editor never answers, then a mission_report "
+            "result 'echoed after the verdict'\n"
+            "contenox acp   # session/new, prompt '/mission --policy "
+            "hitl-policy-run.json run echo hi'; leave the ask; close the process\n"
+            "contenox approvals respond <ask> --approve\n"
+            "contenox mission reports <id>   # [blocker] unit turn failed: "
+            "agentinstance: … instance not found (or [result] echoed after the "
+            "verdict)\n"
+            "contenox inbox list --all       # Operator inbox is empty."
+        ),
+        promised=(
+            'reference/contenox-cli.md:577 "its reports land in the inbox instead of vanishing"'
+        ),
+        observed="the reports stay on the mission; the inbox is empty",
+    )
 )
 def test_a_report_filed_after_the_firing_session_ended_lands_in_the_inbox(
     instance: Instance,

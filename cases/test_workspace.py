@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from harness import (
     Case,
+    Defect,
     Instance,
     Probe,
     Script,
@@ -98,14 +99,24 @@ A_WORKSPACES_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
         step("run", "--policy", "run", "read workspace.id", cwd="work/.contenox", exit_code=None)
     ],
     probes=[probe("the marker reached the model", _marker_read, expect=False)],
-    defect=(
-        '`cd .contenox && contenox run --policy run "read workspace.id"` with a scripted '
-        '`read_file {"path": "workspace.id"}` exits 0 and the tool result the model is sent '
-        '(`state show <id> --raw`) is the file\'s content `{"id":"<uuid>"}`: a run started in '
-        "a workspace's `.contenox` serves it as its workspace. Contradicts contenox-cli.md, "
-        "Workspace authority: 'The runtime's own control plane (`~/.contenox` and a "
-        "workspace's `.contenox` — its config, database, and policies) is never a workspace, "
-        "on any shape.'"
+    defect=Defect(
+        title="a run started in a workspace's .contenox serves it as its workspace",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            '# dialog: read_file {"path": "workspace.id"}, then a reply\n'
+            'cd .contenox && contenox run --policy run "read workspace.id"; echo '
+            '"exit $?"   # exit 0\n'
+            "contenox state show <request> --raw   # the tool result is "
+            '{"id":"<uuid>"}'
+        ),
+        promised='reference/contenox-cli.md:142 "is never a workspace, on any shape"',
+        observed="the file is read and sent to the model",
     ),
 )
 
@@ -126,13 +137,24 @@ THE_HOME_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
         )
     ],
     probes=[probe("agents/README.md reached the model", _readme_read, expect=False)],
-    defect=(
-        '`cd ~/.contenox && contenox run --policy run "read agents/README.md"` with a scripted '
-        "`read_file` of `agents/README.md` exits 0 and the model is sent the file's content: a "
-        "run started in `~/.contenox` serves it as its workspace (reading `agents.toml` there "
-        "works too). Contradicts contenox-cli.md, Workspace authority: 'The runtime's own "
-        "control plane (`~/.contenox` and a workspace's `.contenox` …) is never a workspace, on "
-        "any shape.'"
+    defect=Defect(
+        title="a run started in ~/.contenox serves it as its workspace",
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
+            "dialog\n"
+            "contenox backend add scripted --type scripted-test --script "
+            "./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            '# dialog: read_file {"path": "agents/README.md"}, then a reply\n'
+            'cd ~/.contenox && contenox run --policy run "read agents/README.md"; '
+            'echo "exit $?"   # exit 0\n'
+            "contenox state show <request> --raw   # the tool result is the file's "
+            "content (agents.toml reads too)"
+        ),
+        promised='reference/contenox-cli.md:142 "is never a workspace, on any shape"',
+        observed="the file is read and sent to the model",
     ),
 )
 

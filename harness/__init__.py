@@ -27,6 +27,7 @@ from .binary import CONTENOX_VERSION, Binary, BinaryError, cache_dir, resolve_bi
 from .case import (
     Case,
     CaseError,
+    Defect,
     Probe,
     Step,
     Transcript,
@@ -82,6 +83,7 @@ __all__ = [
     "Case",
     "CaseError",
     "CommandTimeout",
+    "Defect",
     "DialogError",
     "Instance",
     "InstanceError",

@@ -9,19 +9,46 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from .case import DEFECT_PREFIX, Case
+from .case import DEFECT_PREFIX, Case, Defect
+from .case.model import DOCS_DISAGREE_MARK
 
 __all__ = [
+    "Quarantine",
     "all_case_names",
     "area_of",
     "cases_in",
     "cases_of",
+    "docs_disagree_case_names",
     "e2e_tests",
     "quarantined_case_names",
+    "quarantines",
 ]
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """One quarantine in ``cases/``: the test it marks and what it says.
+
+    ``defect`` is the :class:`Defect`, or the bare text of a quarantine not
+    yet written as one (a plain string, or an ``xfail`` reason).
+    """
+
+    nodeid: str
+    defect: Defect | str
+
+    @property
+    def docs_disagree(self) -> bool:
+        return isinstance(self.defect, Defect) and self.defect.docs_disagree
+
+    @property
+    def test_name(self) -> str:
+        """The test's name without its parameter id."""
+        return self.nodeid.split("::", 1)[1].split("[", 1)[0]
 
 
 def area_of(module_file: str | Path) -> str:
@@ -75,6 +102,68 @@ def all_case_names(cases_dir: Path) -> set[tuple[str, str]]:
     return names
 
 
+def _param_id(param: Any) -> str:
+    if getattr(param, "id", None):
+        return str(param.id)
+    return "-".join(str(v) for v in getattr(param, "values", ()))
+
+
+def _marks(value: object) -> Iterator[tuple[str, Any]]:
+    """``(parameter id, mark)`` for every mark of a test function; ``""`` for its own."""
+    for mark in list(getattr(value, "pytestmark", [])):
+        yield "", mark
+        if getattr(mark, "name", "") == "parametrize" and len(mark.args) > 1:
+            for param in mark.args[1]:
+                for inner in getattr(param, "marks", ()):
+                    yield _param_id(param), inner
+
+
+def _quarantine_of(mark: Any) -> Defect | str | None:
+    """What a mark quarantines: its Defect, an xfail's reason, or None."""
+    name = getattr(mark, "name", "")
+    kwargs = getattr(mark, "kwargs", {})
+    if name not in ("xfail", DOCS_DISAGREE_MARK):
+        return None
+    found = kwargs.get("defect")
+    if isinstance(found, Defect):
+        return found
+    reason = _reason(mark) or ""
+    return reason.removeprefix(DEFECT_PREFIX) if name == "xfail" else reason
+
+
+def quarantines(cases_dir: Path) -> list[Quarantine]:
+    """Every quarantine in ``cases_dir``, by node id: Cases, test functions, their variants.
+
+    Read by importing the modules, as pytest would; nothing runs contenox.
+    """
+    found: list[Quarantine] = []
+    for path in _modules(cases_dir):
+        module = _load(path)
+        rel = f"{cases_dir.name}/{path.name}"
+        for case in cases_in(module):
+            if case.defect is not None:
+                found.append(Quarantine(f"{rel}::{case.test_name}", case.defect))
+        for name, value in vars(module).items():
+            if not (name.startswith("test_") and callable(value)):
+                continue
+            for param, mark in _marks(value):
+                held = _quarantine_of(mark)
+                if held is not None:
+                    node = f"{rel}::{name}" + (f"[{param}]" if param else "")
+                    found.append(Quarantine(node, held))
+    return sorted(found, key=lambda q: q.nodeid)
+
+
+def docs_disagree_case_names(cases_dir: Path) -> set[tuple[str, str]]:
+    """The cases marked docs-disagree, as ``(file, test name)`` and ``("", name)``."""
+    names: set[tuple[str, str]] = set()
+    for q in quarantines(cases_dir):
+        if q.docs_disagree:
+            rel = q.nodeid.split("::", 1)[0]
+            names |= {(rel, q.test_name), ("", q.test_name)}
+    return names
+
+
 def _quarantined(value: object) -> bool:
     """A test function carrying ``@defect(...)``: a strict xfail with the defect prefix."""
     marks = list(getattr(value, "pytestmark", []))
@@ -96,7 +185,12 @@ def quarantined_case_names(cases_dir: Path) -> set[tuple[str, str]]:
     names: set[tuple[str, str]] = set()
     for path in _modules(cases_dir):
         module = _load(path)
-        found = {c.test_name for c in cases_in(module) if c.defect is not None}
+        found = {
+            c.test_name
+            for c in cases_in(module)
+            if c.defect is not None
+            and not (isinstance(c.defect, Defect) and c.defect.docs_disagree)
+        }
         found |= {
             n
             for n, v in vars(module).items()
@@ -125,7 +219,9 @@ def e2e_tests(cases_dir: Path) -> dict[str, str | None]:
     for path in _modules(cases_dir):
         module = _load(path)
         for case in cases_in(module):
-            why = "quarantined defect" if case.defect is not None else None
+            held = case.defect
+            disagree = isinstance(held, Defect) and held.docs_disagree
+            why = "quarantined defect" if held is not None and not disagree else None
             if not case.snapshot:
                 why = "Case(snapshot=False)"
             out[f"{path.stem}/{case.test_name}"] = why

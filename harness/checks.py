@@ -185,8 +185,12 @@ def check_case(case: Any, error: type[Exception]) -> None:
     for flag in ("init", "serves_all_turns", "snapshot"):
         if not isinstance(getattr(case, flag), bool):
             raise error(f"{where}: {flag} must be True or False, got {getattr(case, flag)!r}")
-    if case.defect is not None and not isinstance(case.defect, str):
-        raise error(f"{where}: defect must say what was observed (a string), got {case.defect!r}")
+    from .case.model import Defect  # model imports this module: import it here
+
+    if case.defect is not None and not isinstance(case.defect, (str, Defect)):
+        raise error(
+            f"{where}: defect must say what was observed (a Defect(...)), got {case.defect!r}"
+        )
     if case.default_backend is not None and not isinstance(case.default_backend, str):
         raise error(
             f"{where}: default_backend must be a backend name, got {case.default_backend!r}"

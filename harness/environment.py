@@ -6,9 +6,12 @@ contenox through the old one), and every ambient setting it lets through
 (``EDITOR``, ``TMUX``, ``XDG_*``) is one more way a case depends on the machine
 it runs on. So a child gets exactly:
 
-- from the parent: ``PATH``, ``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``;
-- pinned by the harness: ``HOME``, ``TMPDIR``, ``TERM`` and the session marker
-  :data:`SESSION_VAR`;
+- from the parent: ``PATH``, ``LANGUAGE`` and the locale variables
+  (:data:`LOCALE_VARS`: ``LANG``, ``LC_ALL``, ``LC_CTYPE``, … by name, not ``LC_*``);
+- pinned by the harness: ``HOME``, ``TMPDIR``, ``TERM``, ``TZ`` (``UTC``: a clock
+  prints the same on every machine) and the session marker :data:`SESSION_VAR`.
+  ``USER``, ``LOGNAME`` and ``HOSTNAME`` are never passed (nothing of who runs the
+  suite or where reaches a transcript through the environment);
 - what the case adds explicitly (``env=`` of a step or a command).
 
 Go builds (:func:`go_env`) also get the variables Go itself reads to find its
@@ -30,7 +33,9 @@ from pathlib import Path
 __all__ = [
     "AMBIENT",
     "GO_VARS",
+    "LOCALE_VARS",
     "PINNED_TERM",
+    "PINNED_TZ",
     "SESSION_VAR",
     "child_env",
     "go_env",
@@ -44,11 +49,32 @@ __all__ = [
 SESSION_VAR = "E2E_HARNESS_SESSION"
 
 PINNED_TERM = "dumb"
+# The machine's time zone must not show in a transcript (a date printed local).
+PINNED_TZ = "UTC"
 
 # Taken from the parent as they are: where programs are, how text is encoded,
 # what time zone clocks print in. Nothing else of the parent's reaches a child.
-AMBIENT = frozenset({"PATH", "LANG", "LANGUAGE", "TZ"})
-_AMBIENT_PREFIXES = ("LC_",)
+# The locale variables POSIX names, and glibc's extra categories: exact names,
+# never an LC_ prefix (LC_ADV_API_KEY is a secret, not a locale).
+LOCALE_VARS = frozenset(
+    {
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_COLLATE",
+        "LC_MESSAGES",
+        "LC_MONETARY",
+        "LC_NUMERIC",
+        "LC_TIME",
+        "LC_ADDRESS",
+        "LC_IDENTIFICATION",
+        "LC_MEASUREMENT",
+        "LC_NAME",
+        "LC_PAPER",
+        "LC_TELEPHONE",
+    }
+)
+AMBIENT = frozenset({"PATH", "LANGUAGE", "TZ"}) | LOCALE_VARS
 
 # What `go build` / `go install` read: caches, module proxy and checksum
 # database, toolchain selection, and the proxies and CA bundle a download
@@ -129,7 +155,7 @@ def _register() -> None:
 
 
 def _ambient(source: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in source.items() if k in AMBIENT or k.startswith(_AMBIENT_PREFIXES)}
+    return {k: v for k, v in source.items() if k in AMBIENT}
 
 
 def child_env(
@@ -139,7 +165,7 @@ def child_env(
     extra: Mapping[str, str] | None = None,
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The allowlisted environment of a child: ambient locale and PATH, pinned HOME/TMPDIR/TERM.
+    """The allowlisted environment of a child: ambient locale and PATH, pinned HOME/TMPDIR/TERM/TZ.
 
     ``base`` is the parent environment to take PATH and the locale from
     (default ``os.environ``); ``extra`` is what the caller sets explicitly,
@@ -151,6 +177,7 @@ def child_env(
     env["HOME"] = os.fspath(home)
     env["TMPDIR"] = os.fspath(tmp)
     env["TERM"] = PINNED_TERM
+    env["TZ"] = PINNED_TZ
     env[SESSION_VAR] = session_token()
     _register()
     if extra:

@@ -88,13 +88,18 @@ def check_basetemp(
 
     Refused: a HOME itself, any directory that contains a ``~/.contenox``
     (``/``, ``/home``, HOME's ancestors), and ``~/.contenox`` or anything in
-    it. A directory inside HOME that is not one of these is fine. Both the
+    it; the harness's own cache (``CONTENOX_E2E_CACHE`` or
+    ``~/.cache/contenox-e2e``: the binary, the orphan registry), anything in
+    it and anything holding it. A directory inside HOME that is not one of these is fine. Both the
     literal value and its ``~``-expansion are checked.
     """
     if basetemp is None:
         return
+    from .binary import cache_dir  # binary imports the environment, which needs no guard
+
     raw = os.fspath(basetemp)
     given = {Path(os.path.abspath(raw)).resolve(), Path(raw).expanduser().resolve()}
+    cache = cache_dir(environ).expanduser().resolve()
     for path in given:
         check_scratch_path(path, "--basetemp", error)
         for home in real_homes(environ):
@@ -114,6 +119,14 @@ def check_basetemp(
                 "its basetemp before the first test. Give a directory of its own that "
                 "holds nothing you keep, e.g. --basetemp=/tmp/contenox-e2e (or leave "
                 "--basetemp out: pytest then uses a numbered directory under TMPDIR)."
+            )
+        if path == cache or _inside(path, cache) or _inside(cache, path):
+            where = "is" if path == cache else "lies inside" if _inside(path, cache) else "contains"
+            raise error(
+                f"refusing --basetemp={raw}: it {where} the harness's own cache ({cache}: the "
+                "contenox binary and the registry of runs whose leftovers are reaped), and "
+                "pytest deletes everything in its basetemp before the first test. Give a "
+                "directory of its own, e.g. --basetemp=/tmp/contenox-e2e."
             )
 
 

@@ -7,6 +7,12 @@
       work/   the cwd of every command: the workspace
       tmp/    TMPDIR
 
+The suite's instances (the ``instance`` fixture) live at a path of one fixed
+length, ``/tmp/cxe_XXXXXXXX``, whatever pytest's ``--basetemp`` is, linked from
+the case's directory under it (:func:`fixed_root`): contenox wraps, cuts and
+pads text around the paths it prints (a pty screen, a message cut with "…", a
+column), so a root one character longer moved a wrap in beam to another word.
+
 The child's environment is an allowlist (:mod:`harness.environment`): PATH and
 the locale from the parent, HOME/TMPDIR/TERM pinned, the session marker, and
 what a case sets explicitly. An override that moves HOME, TMPDIR or an
@@ -17,7 +23,9 @@ nothing ambient reaches contenox and nothing contenox writes lands outside.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,9 +37,11 @@ from .guard import check_env_override, check_relpath, check_scratch_path
 from .recorder import Recorder
 
 __all__ = [
+    "FIXED_BASE",
     "SESSION_VAR",
     "Instance",
     "InstanceError",
+    "fixed_root",
     "hermetic_env",
     "real_contenox_home",
     "session_token",
@@ -50,6 +60,78 @@ def real_contenox_home() -> Path:
 def hermetic_env(home: Path, tmp: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The allowlisted child environment with HOME/TMPDIR/TERM pinned (see harness.environment)."""
     return child_env(home, tmp, base=base)
+
+
+# Where the fixed-length roots are made: the same path on every Linux machine
+# (not TMPDIR, whose length varies), so every root is exactly as long.
+FIXED_BASE = Path("/tmp")
+# No hyphen: a wrapper that breaks words at one (Python's textwrap) would split the name.
+_PREFIX = "cxe_"
+# No digit and no hex letter: a root's name never reads as an id, a number or a duration.
+_LETTERS = "ghjkmnpqrstvwxyz"
+_NAME_LENGTH = 8
+# Beside each root: a link back to the directory it was made for (under the
+# basetemp). Once pytest has removed that directory the root is a leftover.
+_ORIGIN = ".origin"
+_reaped: set[Path] = set()
+
+
+def _reap(base: Path) -> None:
+    """Remove this user's fixed roots whose origin is gone (a run killed, a basetemp rotated)."""
+    if base in _reaped:
+        return
+    _reaped.add(base)
+    try:
+        links = [
+            p for p in base.iterdir() if p.name.startswith(_PREFIX) and p.name.endswith(_ORIGIN)
+        ]
+    except OSError:
+        return
+    for link in links:
+        try:
+            if link.lstat().st_uid != os.getuid() or link.exists():
+                continue
+        except OSError:
+            continue
+        root = link.with_name(link.name[: -len(_ORIGIN)])
+        if root.is_dir() and not root.is_symlink():
+            shutil.rmtree(root, ignore_errors=True)
+        link.unlink(missing_ok=True)
+
+
+def fixed_root(origin: Path, base: Path = FIXED_BASE) -> Path:
+    """A new empty directory ``base/cxe_XXXXXXXX`` (always as long) made for ``origin``.
+
+    ``origin/scratch`` links to it, so a kept root is found from the case's
+    directory; ``cxe_XXXXXXXX.origin`` beside it links back, and a root whose
+    origin pytest has removed is reaped by the next run.
+    """
+    _reap(base)
+    try:
+        mode = base.stat().st_mode
+    except OSError as err:
+        raise InstanceError(
+            f"cannot make a scratch root in {base}: {err}. The suite keeps every case's "
+            f"contenox in {base}/{_PREFIX}XXXXXXXX (a path of one length on every machine)."
+        ) from err
+    if not stat.S_ISDIR(mode) or not os.access(base, os.W_OK | os.X_OK):
+        raise InstanceError(
+            f"cannot make a scratch root in {base}: not a writable directory. The suite keeps "
+            f"every case's contenox in {base}/{_PREFIX}XXXXXXXX (a path of one length on "
+            "every machine)."
+        )
+    while True:
+        name = _PREFIX + "".join(secrets.choice(_LETTERS) for _ in range(_NAME_LENGTH))
+        root = base / name
+        try:
+            root.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        break
+    origin.mkdir(parents=True, exist_ok=True)
+    (base / (name + _ORIGIN)).symlink_to(origin.resolve())
+    (origin / "scratch").symlink_to(root)
+    return root
 
 
 def _inside(path: Path, parent: Path) -> bool:
@@ -71,6 +153,8 @@ class Instance:
     root: Path
     binary: Path
     timeout: float = DEFAULT_TIMEOUT
+    # The directory a fixed-length root was made for (None: the root is the one given).
+    origin: Path | None = None
     history: list[Result] = field(default_factory=list)
     # Called at the end of the case, newest first. Each returns None when it
     # had nothing to clean, or a sentence saying what it had to kill.
@@ -95,7 +179,20 @@ class Instance:
         return f"<Instance {self.root.name}>"
 
     @classmethod
-    def create(cls, root: Path, *, binary: Path, timeout: float = DEFAULT_TIMEOUT) -> Instance:
+    def create(
+        cls,
+        root: Path,
+        *,
+        binary: Path,
+        timeout: float = DEFAULT_TIMEOUT,
+        fixed_length: bool = False,
+    ) -> Instance:
+        """An instance rooted at ``root`` (``fixed_length``: at a :func:`fixed_root` for it)."""
+        origin: Path | None = None
+        if fixed_length:
+            origin = root.resolve()
+            check_scratch_path(origin, "the scratch root", InstanceError)
+            root = fixed_root(origin)
         root = root.resolve()
         check_scratch_path(root, "the scratch root", InstanceError)
         guard = real_contenox_home()
@@ -108,7 +205,7 @@ class Instance:
             )
         for name in ("home", "work", "tmp"):
             (root / name).mkdir(parents=True, exist_ok=True)
-        return cls(root=root, binary=binary, timeout=timeout)
+        return cls(root=root, binary=binary, timeout=timeout, origin=origin)
 
     @property
     def home(self) -> Path:
@@ -235,3 +332,6 @@ class Instance:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+        if self.origin is not None:
+            self.root.with_name(self.root.name + _ORIGIN).unlink(missing_ok=True)
+            (self.origin / "scratch").unlink(missing_ok=True)

@@ -14,26 +14,30 @@ Fixtures:
 from __future__ import annotations
 
 import os
-import re
 import signal
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
+from syrupy.location import PyTestLocation
 
 from .binary import Binary, BinaryError, resolve_binary
 from .case import DEFECT_PREFIX, Case, check_demand, run_case, transcript_head
+from .case.model import quarantine_mark
 from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
-from .snapshot import DialogExtension, TranscriptExtension
+from .pending import discard_pending, failure_message, write_pending
+from .snapshot import DialogExtension, TranscriptExtension, first_difference, owned_by
 
 __all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_binary"]
 
 # The guards (basetemp, scratch paths), the reaping of orphans of runs killed
-# hard, build progress and the list of kept scratch roots live in their own plugin.
-pytest_plugins = ["harness.hardening"]
+# hard, build progress and the list of kept scratch roots live in their own plugin;
+# the grouping of pending transcripts at the end of a run in harness.pending.
+pytest_plugins = ["harness.hardening", "harness.pending"]
 
 _resolved: Binary | None = None
 _failed: BinaryError | None = None
@@ -41,6 +45,18 @@ _failed: BinaryError | None = None
 _INSTANCE = pytest.StashKey[Instance]()
 _FAILED = pytest.StashKey[bool]()
 _PASSED = pytest.StashKey[bool]()
+# Any phase of the test failed: it loses no snapshot.
+_VERDICT_FAILED = pytest.StashKey[bool]()
+# Snapshot files of the test it ran without recording, deleted once it passed its teardown.
+_DELETE = pytest.StashKey[list[Path]]()
+# Why an update of the test's snapshots was refused: it recorded differently twice.
+_UNSTABLE = pytest.StashKey[str]()
+# How a Case item was declared ("Case(name='…') (NAME[1] in test_area.py)").
+_DECLARED = pytest.StashKey[str]()
+# (module path, snapshot name) of every item collected: whose a snapshot file is.
+_SNAPSHOT_NAMES = pytest.StashKey[set[tuple[str, str]]]()
+_UNSTABLE_PROPERTY = "contenox_e2e_unstable"
+_DELETED_PROPERTY = "contenox_e2e_deleted"
 
 NO_TRANSCRIPT = "no_transcript"
 
@@ -89,6 +105,18 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{NO_TRANSCRIPT}(reason): this e2e test leaves no transcript snapshot, and why "
         "(a deliberately nondeterministic test: a race tried many times)",
     )
+    config.addinivalue_line(
+        "markers",
+        "docs_disagree(reason, defect): two doc pages contradict each other; the case asserts "
+        "what the binary does and what the reference pages say (a finding for the docs)",
+    )
+    # syrupy's unused-snapshot check deletes goldens of tests that never ran (a
+    # -k it re-reads case-sensitively against snapshot names, a test -x or Ctrl-C
+    # never reached, one that failed at teardown). The harness decides per test
+    # instead (see _snapshot_transcript and pytest_runtest_makereport).
+    option = config.option
+    for name in ("disable_unused_snapshots", "no_cleanup", "warn_unused_snapshots"):
+        setattr(option, name, True)
 
 
 def _opt_out(item: pytest.Item) -> str | None:
@@ -111,9 +139,66 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         _opt_out(item)
 
 
+def _described(item: pytest.Function) -> str:
+    """An item as its author wrote it: the Case and where it sits, or the function and its line."""
+    shown = item.stash.get(_DECLARED, None)
+    if shown is not None:
+        return shown
+    path, line, _ = item.location
+    return f"def {getattr(item, 'originalname', item.name)} ({path}:{(line or 0) + 1})"
+
+
+def _shared_snapshots(items: list[Any]) -> str | None:
+    """Two items of one module whose transcript (and dialogs) would be one file, named."""
+    owners: dict[str, list[pytest.Function]] = {}
+    for item in items:
+        if not isinstance(item, pytest.Function) or "instance" not in item.fixturenames:
+            continue
+        location = PyTestLocation(item)
+        where = TranscriptExtension.get_location(test_location=location, index=0)
+        # A case-insensitive filesystem (macOS, Windows) would make these one file too.
+        owners.setdefault(where.casefold(), []).append(item)
+    clashes = [group for group in owners.values() if len(group) > 1]
+    if not clashes:
+        return None
+    lines = []
+    for group in clashes:
+        location = PyTestLocation(group[0])
+        path = Path(TranscriptExtension.get_location(test_location=location, index=0))
+        try:
+            shown = path.relative_to(group[0].config.rootpath)
+        except ValueError:
+            shown = path
+        lines.append(
+            f"{len(group)} tests would share the snapshot {shown} (and their dialogs/ files):\n"
+            + "\n".join(f"    {_described(item)}: {item.nodeid}" for item in group)
+        )
+    return (
+        "\n".join(lines) + "\nthe last writer would win under --snapshot-update and the next run "
+        "fail the others: give each its own name (a Case's name is its test name, as a slug)"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """Stop collection of a module in which two tests would share one snapshot file."""
+    report = yield
+    if isinstance(collector, pytest.Module) and report.passed:
+        names = collector.config.stash.setdefault(_SNAPSHOT_NAMES, set())
+        for item in report.result:
+            if isinstance(item, pytest.Function):
+                names.add((str(item.path), PyTestLocation(item).snapshot_name))
+        problem = _shared_snapshots(list(report.result))
+        if problem is not None:
+            report.outcome = "failed"
+            report.longrepr = problem
+            report.result = []
+    return report
+
+
 @pytest.fixture
 def transcripts() -> bool:
-    """Whether ``instance`` snapshots its transcript at teardown.
+    """Whether ``instance`` snapshots its transcript after the test body.
 
     Off by default (the harness's own tests use fake binaries); ``cases/conftest.py``
     turns it on for every e2e test. A test module can override it.
@@ -125,22 +210,42 @@ def _snapshot_path(snapshot: SnapshotAssertion, index: str | int) -> Path:
     return Path(snapshot.extension.get_location(test_location=snapshot.test_location, index=index))
 
 
-def _missing(path: Path, item: pytest.Item) -> str:
+def _shown(path: Path, item: pytest.Item) -> Path:
     try:
-        shown = path.relative_to(item.config.rootpath)
+        return path.relative_to(item.config.rootpath)
     except ValueError:
-        shown = path
+        return path
+
+
+def _missing(path: Path, item: pytest.Item) -> str:
+    shown = _shown(path, item)
     return (
         f"no snapshot {shown} yet: create it with\n"
-        f"    tox -e e2e -- -k {item.name} --snapshot-update\n"
+        f"    tox -e e2e -- -k {item.name} --snapshot-update-new-only\n"
         f"then review {shown} (and any dialogs/ file it wrote) and commit it"
     )
 
 
-def _snapshot_transcript(
-    inst: Instance, item: pytest.Item, snapshot: SnapshotAssertion, *, transcript: bool = True
-) -> None:
-    """Check model demand, then compare the transcript and each dialog with its snapshot."""
+@dataclass(frozen=True)
+class _Recording:
+    """One snapshot a test recorded: the assertion to compare with, the data, its text and file."""
+
+    snapshot: SnapshotAssertion
+    data: object
+    text: str
+    path: Path
+
+    def on_disk(self) -> str | None:
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+
+def _recordings(
+    inst: Instance, item: pytest.Item, snapshot: SnapshotAssertion, *, transcript: bool
+) -> list[_Recording]:
+    """Check model demand, then what this run recorded: the transcript and each dialog."""
     __tracebackhide__ = True
     if inst.recorder.title is None:
         doc = getattr(getattr(item, "obj", None), "__doc__", None) or ""
@@ -149,47 +254,182 @@ def _snapshot_transcript(
         check_demand(inst, serves_all_turns=inst.recorder.demand_checked)
     except AssertionError as err:
         pytest.fail(str(err), pytrace=False)
-    update = bool(item.config.getoption("update_snapshots", False))
+    found = []
     if transcript:
         data = inst.recorder.transcript(transcript_head(inst))
         recorded = snapshot.use_extension(TranscriptExtension)
-        path = _snapshot_path(recorded, 0)
-        if not update and not path.exists():
-            pytest.fail(_missing(path, item), pytrace=False)
-        _compare(recorded, data, path, item)
+        text = str(recorded.extension.serialize(data))
+        found.append(_Recording(recorded, data, text, _snapshot_path(recorded, 0)))
     dialogs = inst.recorder.dialogs
     golden = snapshot.use_extension(DialogExtension)
     for dialog in dialogs:
         # One dialog: dialogs/<area>/<test>.json; several: <test>[<backend>].json.
         index: str | int = dialog.key if len(dialogs) > 1 else 0
-        path = _snapshot_path(golden, index)
-        if not update and not path.exists():
-            pytest.fail(_missing(path, item), pytrace=False)
-        _compare(
-            golden(name=index) if isinstance(index, str) else golden,
-            # Scratch and machine paths a case put in a dialog would differ on every machine.
-            inst.recorder.redactor().only_paths(dialog.script.dumps()),
-            path,
-            item,
+        # Scratch and machine paths a case put in a dialog would differ on every machine.
+        text = inst.recorder.redactor().only_paths(dialog.script.dumps())
+        found.append(
+            _Recording(
+                golden(name=index) if isinstance(index, str) else golden,
+                text,
+                text,
+                _snapshot_path(golden, index),
+            )
         )
+    return found
+
+
+def _stale(item: pytest.Item, snapshot: SnapshotAssertion, used: list[_Recording]) -> list[Path]:
+    """Snapshot files of this test that this run did not record (a dialog it no longer
+    registers, the transcript of a test that now opts out)."""
+    taken = {r.path for r in used}
+    names = item.config.stash.get(_SNAPSHOT_NAMES, set())
+    stale = []
+    for extension, indexed in ((TranscriptExtension, False), (DialogExtension, True)):
+        assertion = snapshot.use_extension(extension)
+        directory = Path(extension.dirname(test_location=assertion.test_location))
+        name = extension.get_snapshot_name(test_location=assertion.test_location, index=0)
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob(f"*.{extension.file_extension}")):
+            stem = path.name.removesuffix(f".{extension.file_extension}")
+            if path in taken or not owned_by(name, stem, indexed=indexed):
+                continue
+            # <test>[x].json is the only dialog of a parametrized test_x[x], not test_x's.
+            if stem != name and (str(item.path), stem) in names:
+                continue
+            stale.append(path)
+    return stale
+
+
+def _rerun(item: pytest.Function, inst: Instance, first: list[_Recording]) -> str | None:
+    """Run the test again in a fresh scratch root of another length; what differs, or None."""
+    factory, binary, snapshot = (
+        item.funcargs[name] for name in ("tmp_path_factory", "contenox_binary", "snapshot")
+    )
+    assert isinstance(factory, pytest.TempPathFactory) and isinstance(binary, Binary)
+    assert isinstance(snapshot, SnapshotAssertion)
+    # Another name length: a root of another length wraps a pty screen elsewhere.
+    again = Instance.create(
+        factory.mktemp(item.name[:40] + "-second-run", numbered=True), binary=binary.path
+    )
+    again.recorder.title = inst.recorder.title
+    item.funcargs["instance"] = again
+    try:
+        item.runtest()
+        second = _recordings(again, item, snapshot, transcript=_opt_out(item) is None)
+    except (Exception, pytest.fail.Exception) as err:
+        return f"the second run failed: {str(err).strip().splitlines()[0] if str(err) else err!r}"
+    finally:
+        item.funcargs["instance"] = inst
+        leftovers = again.close()
+        again.remove()
+    if leftovers:
+        return "the second run left processes running:\n  " + "\n  ".join(leftovers)
+    seconds = {r.path: r for r in second}
+    for recording in first:
+        other = seconds.get(recording.path)
+        if other is None:
+            return f"the second run did not record {_shown(recording.path, item)}"
+        if other.text != recording.text:
+            return f"{_shown(recording.path, item)} differs at " + first_difference(
+                recording.text, other.text
+            )
+    extra = sorted(set(seconds) - {r.path for r in first})
+    if extra:
+        return f"the second run also recorded {_shown(extra[0], item)}"
+    return None
+
+
+def _snapshot_transcript(
+    inst: Instance, item: pytest.Function, snapshot: SnapshotAssertion, *, transcript: bool = True
+) -> None:
+    """Compare what the test recorded with its snapshots; under an update, write it if stable."""
+    __tracebackhide__ = True
+    config = item.config
+    update = bool(config.getoption("update_snapshots", False))
+    new_only = bool(config.getoption("update_new_snapshots_only", False)) and not update
+    recordings = _recordings(inst, item, snapshot, transcript=transcript)
+    if not update and not new_only:
+        for recording in recordings:
+            if not recording.path.exists():
+                pytest.fail(_missing(recording.path, item), pytrace=False)
+    # What an update would write: missing goldens, and under --snapshot-update changed ones.
+    writes = [
+        r for r in recordings if (on_disk := r.on_disk()) is None or (update and on_disk != r.text)
+    ]
+    if writes and (update or new_only):
+        difference = _rerun(item, inst, recordings)
+        if difference is not None:
+            item.stash[_UNSTABLE] = difference
+            pytest.fail(
+                f"unstable: {item.nodeid} recorded something else when run a second time, "
+                f"so its snapshots were not updated: {difference}\n"
+                "a golden must depend on nothing but contenox's behaviour: make the case wait "
+                "for the state it snapshots, or redact what differs",
+                pytrace=False,
+            )
+    for recording in recordings:
+        _compare(recording.snapshot, recording.data, recording.path, item)
+    if new_only:
+        return
+    stale = _stale(item, snapshot, recordings)
+    if not stale:
+        return
+    if update:
+        # Deleted once the test has passed its teardown too (pytest_runtest_makereport).
+        item.stash[_DELETE] = stale
+        return
+    listed = "\n  ".join(str(_shown(p, item)) for p in stale)
+    pytest.fail(
+        f"snapshots of this test that it no longer records:\n  {listed}\n"
+        f"delete them with tox -e e2e -- -k {item.name} --snapshot-update (they go once "
+        "the test passes), then commit the deletion",
+        pytrace=False,
+    )
 
 
 def _compare(snapshot: SnapshotAssertion, data: object, path: Path, item: pytest.Item) -> None:
+    """Compare with the snapshot; on a difference, leave the recording pending beside it."""
     __tracebackhide__ = True
     if snapshot == data:
+        # Equal (or just rewritten by --snapshot-update): an older pending file is stale.
+        discard_pending(path)
         return
+    recorded = str(snapshot.extension.serialize(data))
+    write_pending(path, recorded)
     try:
         shown: Path = path.relative_to(item.config.rootpath)
     except ValueError:
         shown = path
-    # Plain text: syrupy colours its diff per character, unreadable in a CI log.
-    diff = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(snapshot.get_assert_diff()))
-    pytest.fail(
-        f"{shown} differs from what this run recorded (- snapshot, + this run):\n{diff}\n"
-        f"if the new text is what a user should see: tox -e e2e -- -k {item.name} "
-        "--snapshot-update, then review and commit it",
-        pytrace=False,
-    )
+    pytest.fail(failure_message(path, recorded, shown, item.name), pytrace=False)
+
+
+def _quarantined(item: pytest.Item) -> bool:
+    # A quarantined (xfail) test tells its own story: its snapshots are neither
+    # compared nor written, so a fixed defect still reports XPASS(strict).
+    return item.get_closest_marker("xfail") is not None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """After a passing body: the transcript's check, a part of the test's own verdict.
+
+    A transcript that differs fails the test (the call phase), so ``-x``,
+    ``--lf`` and a CI summary count it as a failed test, not a teardown error.
+    """
+    __tracebackhide__ = True
+    result = yield
+    inst = item.stash.get(_INSTANCE, None)
+    if inst is None or not isinstance(item, pytest.Function) or _quarantined(item):
+        return result
+    if not item.funcargs.get("transcripts", False):
+        return result
+    snapshot = item.funcargs["snapshot"]
+    assert isinstance(snapshot, SnapshotAssertion)
+    # Demand may read the captured state: before the root is removed.
+    # An opted-out test still keeps its dialogs and its demand checked.
+    _snapshot_transcript(inst, item, snapshot, transcript=_opt_out(item) is None)
+    return result
 
 
 @pytest.fixture
@@ -202,14 +442,19 @@ def instance(
 ) -> Iterator[Instance]:
     """A fresh scratch contenox: ``home/`` (HOME), ``work/`` (cwd), ``tmp/`` (TMPDIR).
 
-    At teardown, for an e2e test that passed, the model demand is checked and
-    the recorded transcript (and every dialog registered) is compared with
-    its snapshot, unless the test says ``@pytest.mark.no_transcript(reason=…)``.
+    After the body of an e2e test that passed, the model demand is checked and
+    the recorded transcript (and every dialog registered) is compared with its
+    snapshot, as part of the test's call, unless the test says
+    ``@pytest.mark.no_transcript(reason=…)``. At teardown, processes left running
+    fail the test.
     """
     __tracebackhide__ = True
     name = request.node.name[:40]
+    # A root of one length whatever --basetemp is: a pty screen wraps around its paths.
     inst = Instance.create(
-        tmp_path_factory.mktemp(name, numbered=True), binary=contenox_binary.path
+        tmp_path_factory.mktemp(name, numbered=True),
+        binary=contenox_binary.path,
+        fixed_length=True,
     )
     request.node.stash[_INSTANCE] = inst
     yield inst
@@ -221,17 +466,6 @@ def instance(
                 "groups:\n  " + "\n  ".join(leftovers) + f"\nscratch root kept at {inst.root}",
                 pytrace=False,
             )
-        if transcripts:
-            if request.node.stash.get(_PASSED, False):
-                # Demand may read the captured state: before the root is removed.
-                # An opted-out test still keeps its dialogs and its demand checked.
-                opted_out = _opt_out(request.node) is not None
-                _snapshot_transcript(inst, request.node, snapshot, transcript=not opted_out)
-            else:
-                # A failed, skipped or quarantined test tells its own story: its
-                # snapshots are neither compared nor, to syrupy, unused. syrupy
-                # has no public call for this; mark the item skipped in its session.
-                snapshot.session.ran_item(request.node.nodeid, "skipped")
     except BaseException:
         request.node.stash[_FAILED] = True
         raise
@@ -246,11 +480,24 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.failed:
+        item.stash[_VERDICT_FAILED] = True
     if report.when == "call":
         item.stash[_PASSED] = report.passed
         reason = _opt_out(item)
         if reason is not None and "transcripts" in getattr(item, "fixturenames", ()):
             report.user_properties.append((NO_TRANSCRIPT, reason))
+        unstable = item.stash.get(_UNSTABLE, None)
+        if unstable is not None:
+            report.user_properties.append((_UNSTABLE_PROPERTY, unstable))
+    if report.when == "teardown":
+        doomed = item.stash.get(_DELETE, [])
+        # Only a test that ran to a passing verdict, in every phase, loses a snapshot.
+        passed = item.stash.get(_PASSED, False) and not item.stash.get(_VERDICT_FAILED, False)
+        if passed:
+            for path in doomed:
+                path.unlink(missing_ok=True)
+                report.user_properties.append((_DELETED_PROPERTY, str(_shown(path, item))))
     inst = item.stash.get(_INSTANCE, None)
     if inst is None:
         return
@@ -278,12 +525,15 @@ def pytest_pycollect_makeitem(
     if not cases:
         return None
     items = []
-    for case in cases:
+    where = Path(str(collector.path)).name
+    for n, case in enumerate(cases):
         item = pytest.Function.from_parent(
             collector, name=case.test_name, callobj=_case_function(case)
         )
+        held = f"{name}[{n}]" if len(cases) > 1 or obj is not case else name
+        item.stash[_DECLARED] = f"Case(name={case.name!r}) ({held} in {where})"
         if case.defect is not None:
-            item.add_marker(pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + case.defect))
+            item.add_marker(quarantine_mark(case.defect))
         if not case.snapshot:
             item.add_marker(pytest.mark.no_transcript(reason="Case(snapshot=False)"))
         items.append(item)
@@ -303,16 +553,21 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             )
     elif reason.startswith(DEFECT_PREFIX) and report.when == "call":
         _seen[report.nodeid] = reason.removeprefix(DEFECT_PREFIX)
-    if report.when == "call":
-        for key, value in report.user_properties:
-            if key == NO_TRANSCRIPT:
-                _opted_out[report.nodeid] = str(value)
+    for key, value in report.user_properties:
+        if key == NO_TRANSCRIPT and report.when == "call":
+            _opted_out[report.nodeid] = str(value)
+        elif key == _UNSTABLE_PROPERTY:
+            _unstable[report.nodeid] = str(value)
+        elif key == _DELETED_PROPERTY:
+            _deleted.setdefault(report.nodeid, []).append(str(value))
 
 
 # By node id: under xdist a report reaches this hook once per process that
 # sees it, and the list is printed once, by the process that has a terminal.
 _seen: dict[str, str] = {}
 _opted_out: dict[str, str] = {}
+_unstable: dict[str, str] = {}
+_deleted: dict[str, list[str]] = {}
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -324,6 +579,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("e2e tests that leave no transcript")
         for nodeid, reason in sorted(_opted_out.items()):
             terminalreporter.write_line(f"{nodeid}\n    {reason}")
+    if _unstable:
+        terminalreporter.section("unstable transcripts: recorded differently twice, not updated")
+        for nodeid, what in sorted(_unstable.items()):
+            terminalreporter.write_line(
+                nodeid + "".join(f"\n    {line}" for line in what.splitlines())
+            )
+    if _deleted:
+        terminalreporter.section("snapshots deleted: their test passed without recording them")
+        for nodeid, paths in sorted(_deleted.items()):
+            terminalreporter.write_line(nodeid + "".join(f"\n    {p}" for p in sorted(set(paths))))
 
 
 # ---------------------------------------------------------------------------

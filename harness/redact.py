@@ -12,6 +12,7 @@ id is the same placeholder everywhere in one transcript::
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -78,15 +79,139 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bpid[ =:]+\d+\b"), "pid [PID]"),
     # The marker every child carries names this pytest process (pid, start time).
     (re.compile(r"(?<=E2E_HARNESS_SESSION=)[0-9a-f.]+(?:\[HEX\d+\])?"), "[SESSION]"),
-    # A scratch path contenox shortened with an ellipsis: where it is cut depends
-    # on how long the machine's pytest basetemp is, so the whole fragment goes.
-    (re.compile(r"(?:/[^\s'\"/]+)*/pytest-of-[^/\s'\"]+/pytest-\d+[^\s'\"…]*…"), "[ROOT]…"),
-    # Any other path under pytest's basetemp (another case's root, another worker's).
-    (
-        re.compile(r"(?:/[^\s'\"/]+)*/pytest-of-[^/\s'\"]+/pytest-\d+(?:/popen-gw\d+)?"),
-        "[BASETEMP]",
-    ),
 )
+
+# What ends a path in text: whitespace and quotes.
+_STOP = frozenset(" \t\n\r\f\v'\"")
+_ELLIPSIS = "…"
+# A path under pytest's basetemp (another case's root, another worker's): found by
+# this anchor alone, then widened by hand to the path it belongs to. A pattern that
+# matched the leading directories too (``(?:/[^\s/]+)*/pytest-of-…``) was tried at
+# every position of a long token and backtracked over the rest of it: quadratic,
+# 76 s on 80 KB of base64.
+_BASETEMP = re.compile(r"/pytest-of-[^/\s'\"]+/pytest-\d+")
+_WORKER = re.compile(r"/popen-gw\d+")
+# The shortest prefix of a known path read as that path cut with an ellipsis ("/t…").
+_MIN_CUT = 2
+
+
+def _basetemp_paths(text: str) -> str:
+    """``…/pytest-of-U/pytest-N[/popen-gwK]`` → ``[BASETEMP]``; cut with "…" → ``[ROOT]…``.
+
+    Linear: each anchor is found once, the path's start is found by walking back
+    no further than the end of the previous replacement, and the end of the token
+    after an anchor is scanned once whatever number of anchors it holds.
+    """
+    out: list[str] = []
+    done = 0  # text[:done] is in out
+    stop_from, stop_at = -1, -1  # text[stop_from:stop_at] holds no stop char nor "…"
+    for m in _BASETEMP.finditer(text):
+        if m.start() < done:
+            continue
+        # The earliest "/" of the run of /segments that ends at the anchor.
+        start = j = m.start()
+        while j > done and text[j - 1] not in _STOP:
+            j -= 1
+            if text[j] == "/":
+                if text[j + 1] == "/":
+                    break
+                start = j
+        end = m.end()
+        if not stop_from <= end <= stop_at:
+            stop_from = stop_at = end
+            while stop_at < len(text) and text[stop_at] not in _STOP and text[stop_at] != _ELLIPSIS:
+                stop_at += 1
+        out.append(text[done:start])
+        if stop_at < len(text) and text[stop_at] == _ELLIPSIS:
+            # A scratch path contenox cut with an ellipsis: where it is cut depends on
+            # how long the machine's basetemp is, so the whole fragment goes.
+            out.append("[ROOT]" + _ELLIPSIS)
+            done = stop_at + 1
+        else:
+            worker = _WORKER.match(text, end)
+            out.append("[BASETEMP]")
+            done = worker.end() if worker else end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _prefixes(path: str) -> str:
+    """A regex for every prefix of ``path`` of :data:`_MIN_CUT` characters or more.
+
+    Nested optional groups (``/t(?:m(?:p)?)?``): matching one is a single pass
+    over the text it covers, with no choice to backtrack into.
+    """
+    head, rest = path[:_MIN_CUT], path[_MIN_CUT:]
+    return re.escape(head) + "".join("(?:" + re.escape(c) for c in rest) + ")?" * len(rest)
+
+
+@functools.lru_cache(maxsize=64)
+def _cut_regex(paths: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+    # One alternative per path, shortest first: a fragment that is a prefix of
+    # [ROOT] and of [HOME] reads [ROOT]. Not inside a longer word or path.
+    alternatives = "|".join(f"(?P<p{i}>{_prefixes(path)})" for i, (path, _) in enumerate(paths))
+    return re.compile(rf"(?<![\w./-])(?:{alternatives}){_ELLIPSIS}")
+
+
+def _cut_paths(text: str, paths: Mapping[str, Path]) -> str:
+    """A known path that contenox cut with "…" anywhere (``"/tmp/cxe-ab…"``) → ``[ROOT]…``.
+
+    contenox cuts a long message at a fixed width, so where a path in it is cut
+    depends on the path's length: any prefix of a known path (two characters or
+    more) followed by "…" becomes the placeholder of the shortest path it begins.
+    """
+    if _ELLIPSIS not in text:
+        return text
+    known = tuple(
+        sorted(
+            ((str(p), name) for name, p in paths.items() if str(p).startswith("/")),
+            key=lambda item: (len(item[0]), item[0]),
+        )
+    )
+    if not known:
+        return text
+    names = {f"p{i}": name for i, (_, name) in enumerate(known)}
+    by_path = dict(known)
+
+    def cut(m: re.Match[str]) -> str:
+        fragment = m.group(0)[: -len(_ELLIPSIS)]
+        # "<root>/…" begins [HOME] and [WORK] alike: it reads as the root it names.
+        if fragment.endswith("/") and fragment[:-1] in by_path:
+            return by_path[fragment[:-1]] + "/" + _ELLIPSIS
+        return names[str(m.lastgroup)] + _ELLIPSIS
+
+    return _cut_regex(known).sub(cut, text)
+
+
+# A pattern that cannot match without one of these words is not run over a text
+# without them: a pass of a regex over a megabyte costs a tenth of a second. Each
+# pattern is named by its distinctive literal, which must appear in it.
+_NEEDS: dict[str, tuple[str, ...]] = {}
+for _regex in [r for _, r in _IDS] + [r for r, _ in _FIXED]:
+    for _words in (
+        ("cli-",),
+        ("scripted-test-",),
+        ("call-scripted-",),
+        ("op-",),
+        ("beam-",),
+        ("127.0.0.1:", "localhost:", "[::1]:"),
+        ("evt-",),
+        (_ELLIPSIS,),
+        (" ago",),
+        ('"duration',),
+        ("[DURATION]",),
+        ("go1.",),
+        ("version ",),
+        ("pid",),
+        ("E2E_HARNESS_SESSION=",),
+    ):
+        if all(w in _regex.pattern or re.escape(w) in _regex.pattern for w in _words):
+            _NEEDS[_regex.pattern] = _words
+
+
+def _may_match(regex: re.Pattern[str], text: str) -> bool:
+    words = _NEEDS.get(regex.pattern)
+    return words is None or any(w in text for w in words)
 
 
 def machine_paths() -> dict[str, Path]:
@@ -121,7 +246,7 @@ class Redactor:
 
     def only_paths(self, text: str) -> str:
         """Replace the scratch and machine paths only (a dialog keeps its ids and times)."""
-        paths = {**machine_paths(), **self.paths}
+        paths = self._all_paths()
         # Longest path first, so [WORK] wins over the [ROOT] that contains it.
         for placeholder, path in sorted(
             paths.items(), key=lambda item: len(str(item[1])), reverse=True
@@ -131,12 +256,19 @@ class Redactor:
             text = text.replace(quote(str(path), safe=""), placeholder)
         return text
 
+    def _all_paths(self) -> dict[str, Path]:
+        return {**machine_paths(), **self.paths}
+
     def __call__(self, text: str) -> str:
+        text = _cut_paths(text, self._all_paths())
         text = self.only_paths(text)
+        text = _basetemp_paths(text)
         for pattern, replacement in self.extra.items():
             text = re.sub(pattern, replacement, text)
         for family, regex in _IDS:
-            text = regex.sub(lambda m, f=family: self._number(f, m.group(0)), text)  # type: ignore[misc]
+            if _may_match(regex, text):
+                text = regex.sub(lambda m, f=family: self._number(f, m.group(0)), text)  # type: ignore[misc]
         for regex, placeholder in _FIXED:
-            text = regex.sub(placeholder, text)
+            if _may_match(regex, text):
+                text = regex.sub(placeholder, text)
         return text

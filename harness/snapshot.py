@@ -5,7 +5,16 @@ Transcripts: one readable YAML file per test.
 Multi-line text is written as literal block scalars and keys keep the order
 a terminal session has (argv, exit, stdout, notices), so a PR diff of a
 snapshot reads like the session it records. ``--snapshot-update`` rewrites
-them; unused snapshots fail the run (syrupy's default).
+them.
+
+Which snapshot belongs to which test, and when one may go, is decided here
+and in harness.plugin, not by syrupy's unused-snapshot check: that check
+re-reads ``-k`` against snapshot names (case-sensitively, never against
+module or marker names) and counts a test ``-x`` or Ctrl-C never reached as
+one that used nothing, so it deleted goldens of tests that never ran. Here a
+snapshot is deleted only when its own test ran to a passing verdict (call and
+teardown) without recording it. A snapshot whose test is gone altogether is
+found by tests/test_transcripts.py, from the catalog of cases.
 """
 
 from __future__ import annotations
@@ -20,7 +29,13 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 if TYPE_CHECKING:
     from syrupy.location import PyTestLocation
 
-__all__ = ["DialogExtension", "TranscriptExtension", "to_yaml"]
+__all__ = [
+    "DialogExtension",
+    "TranscriptExtension",
+    "first_difference",
+    "owned_by",
+    "to_yaml",
+]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -89,3 +104,26 @@ class DialogExtension(SingleFileSnapshotExtension):
 
     def serialize(self, data: Any, **kwargs: Any) -> str:
         return str(data)
+
+
+def owned_by(name: str, stem: str, *, indexed: bool) -> bool:
+    """Whether a snapshot file ``<stem>.<ext>`` belongs to the test whose snapshot name is ``name``.
+
+    A transcript is ``<name>.yaml``; a dialog ``<name>.json``, or ``<name>[<backend>].json``
+    when the test registers several (``indexed``).
+    """
+    if stem == name:
+        return True
+    return indexed and stem.startswith(name + "[") and stem.endswith("]")
+
+
+def first_difference(first: str, second: str) -> str:
+    """The first line two recordings of one test differ at, both ways, for a refusal."""
+    a, b = first.splitlines(), second.splitlines()
+    for number, (left, right) in enumerate(zip(a, b, strict=False), start=1):
+        if left != right:
+            return f"line {number}:\n    first run:  {left!r}\n    second run: {right!r}"
+    number = min(len(a), len(b)) + 1
+    left = a[number - 1] if len(a) >= number else "(the end)"
+    right = b[number - 1] if len(b) >= number else "(the end)"
+    return f"line {number}:\n    first run:  {left!r}\n    second run: {right!r}"

@@ -33,10 +33,20 @@ from harness import (
     ToolCall,
     Turn,
     Usage,
+    await_ask,
     background,
     defect,
+    edit,
+    link,
+    prompt,
+    remove,
     resolve_binary,
+    screen,
+    serve,
+    signal,
     step,
+    wait,
+    write,
 )
 
 OK = Script(turns=["done"])
@@ -584,6 +594,254 @@ BAD: list[tuple[str, Callable[[], object], type[Exception], list[str]]] = [
         lambda: Case(name="it runs", steps=[RUN], script=["done"]),
         DialogError,
         ["backend 'scripted' needs a Script"],
+    ),
+    # --- issue 26: values accepted at build that failed mid-case --
+    (
+        "wait timeout math.nan",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go"), wait("r", timeout=math.nan)]
+        ),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (wait)",
+            "timeout must be positive seconds, a finite number",
+            "nan",
+        ],
+    ),
+    (
+        "wait timeout math.inf",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go"), wait("r", timeout=math.inf)]
+        ),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (wait)",
+            "timeout must be positive seconds, a finite number",
+            "inf",
+        ],
+    ),
+    (
+        "wait timeout -math.inf",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go"), wait("r", timeout=-math.inf)]
+        ),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (wait)",
+            "timeout must be positive seconds, a finite number",
+            "inf",
+        ],
+    ),
+    (
+        "background timeout NaN",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go", timeout=math.nan), wait("r")]
+        ),
+        CaseError,
+        [
+            "case 'it runs': steps[0] (background)",
+            "timeout must be positive seconds, a finite number, got nan",
+        ],
+    ),
+    (
+        "prompt timeout NaN",
+        lambda: Case(name="it runs", steps=[RUN, prompt("hi", timeout=math.nan)]),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (prompt)",
+            "timeout must be positive seconds, a finite number, got nan",
+        ],
+    ),
+    (
+        "screen timeout infinite",
+        lambda: Case(name="it runs", steps=[RUN, screen("ready", timeout=math.inf)]),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (screen)",
+            "timeout must be positive seconds, a finite number, got inf",
+        ],
+    ),
+    (
+        "await_ask timeout NaN",
+        lambda: Case(
+            name="it runs",
+            steps=[background("r", "run", "go"), await_ask("ask", timeout=math.nan), wait("r")],
+        ),
+        CaseError,
+        ["case 'it runs': steps[1] (await_ask)", "timeout"],
+    ),
+    (
+        "step timeout infinite",
+        lambda: Case(name="it runs", steps=[RUN, step("run", timeout=math.inf)]),
+        CaseError,
+        ["case 'it runs': steps[1] (step)", "timeout must be a number of seconds, got inf"],
+    ),
+    (
+        "wait timeout a year",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go"), wait("r", timeout=365 * 86400)]
+        ),
+        CaseError,
+        ["steps[1] (wait)", "timeout must be at most a day"],
+    ),
+    (
+        "signal the platform does not define",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go"), signal("r", 9999), wait("r")]
+        ),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (signal)",
+            "Signal signal 9999 is no signal this platform defines",
+        ],
+    ),
+    (
+        "signal zero",
+        lambda: Case(
+            name="it runs", steps=[background("r", "run", "go"), signal("r", 0), wait("r")]
+        ),
+        CaseError,
+        ["steps[1] (signal)", "0 is no signal"],
+    ),
+    (
+        "write to '.'",
+        lambda: Case(name="it runs", steps=[RUN, write(".", "x")]),
+        CaseError,
+        ["case 'it runs': steps[1] (write)", "Write path '.' names a directory, not a file"],
+    ),
+    (
+        "write to a directory",
+        lambda: Case(name="it runs", steps=[write("notes/", "x")]),
+        CaseError,
+        ["case 'it runs': steps[0] (write)", "path 'notes/' names a directory"],
+    ),
+    (
+        "edit a directory",
+        lambda: Case(name="it runs", steps=[RUN, edit("agents/.", append="x", under="contenox")]),
+        CaseError,
+        ["steps[1] (edit)", "Edit path 'agents/.' names a directory"],
+    ),
+    (
+        "remove a directory",
+        lambda: Case(name="it runs", steps=[RUN, remove("notes/")]),
+        CaseError,
+        ["steps[1] (remove)", "Remove path 'notes/' names a directory"],
+    ),
+    (
+        "link at '.'",
+        lambda: Case(name="it runs", steps=[RUN, link(".", "{home}")]),
+        CaseError,
+        ["steps[1] (link)", "Link path '.' names a directory"],
+    ),
+    (
+        "files at '.'",
+        lambda: Case(name="it runs", files={".": "x"}, steps=[RUN]),
+        CaseError,
+        ["case 'it runs'", "files '.'", "names a directory, not a file"],
+    ),
+    (
+        "home_files at a directory",
+        lambda: Case(name="it runs", home_files={"agents/": "x"}, steps=[RUN]),
+        CaseError,
+        ["case 'it runs'", "home_files 'agents/'", "names a directory"],
+    ),
+    (
+        "files that are one another's directory",
+        lambda: Case(name="it runs", files={"a": "x", "a/b": "y"}, steps=[RUN]),
+        CaseError,
+        ["case 'it runs'", "files 'a/b'", "'a' is a file and also the directory of 'a/b'"],
+    ),
+    (
+        "files that name one file twice",
+        lambda: Case(name="it runs", files={"a/b": "x", "a/./b": "y"}, steps=[RUN]),
+        CaseError,
+        ["files 'a/./b'", "names the same file as 'a/b'"],
+    ),
+    (
+        "files text with a lone surrogate",
+        lambda: Case(name="it runs", files={"a.txt": "caf\ud800"}, steps=[RUN]),
+        CaseError,
+        ["case 'it runs'", "files 'a.txt'", "text holds '\\ud800'", "lone surrogate"],
+    ),
+    (
+        "home_files path with a lone surrogate",
+        lambda: Case(name="it runs", home_files={"x\udfff.md": "x"}, steps=[RUN]),
+        CaseError,
+        ["home_files 'x\\udfff.md'", "path holds '\\udfff'"],
+    ),
+    (
+        "stdin with a lone surrogate",
+        lambda: Case(name="it runs", steps=[RUN, step("chat", stdin="hi \ud800")]),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (step)",
+            "Step stdin holds '\\ud800' at index 3",
+            "lone surrogate",
+        ],
+    ),
+    (
+        "write text with a lone surrogate",
+        lambda: Case(name="it runs", steps=[RUN, write("a.txt", "\udc80")]),
+        CaseError,
+        ["steps[1] (write)", "Write text holds '\\udc80'"],
+    ),
+    (
+        "argument with a lone surrogate",
+        lambda: Case(name="it runs", steps=[RUN, step("run", "\ud800")]),
+        CaseError,
+        ["steps[1] (step)", "Step args holds '\\ud800'"],
+    ),
+    (
+        "unknown keyword to step",
+        lambda: Case(name="it runs", steps=[RUN, step("run", stdout_haz=["x"])]),
+        CaseError,
+        [
+            "case 'it runs': steps[1] (step)",
+            "step() takes no keyword 'stdout_haz'",
+            "did you mean 'stdout_has'",
+        ],
+    ),
+    (
+        "unknown keyword to wait",
+        lambda: Case(name="it runs", steps=[background("r", "run", "go"), wait("r", timout=5)]),
+        CaseError,
+        ["case 'it runs': steps[1] (wait)", "wait() takes no keyword 'timout'", "'timeout'"],
+    ),
+    (
+        "unknown keyword to write",
+        lambda: Case(name="it runs", steps=[RUN, write("a", "b", homee=True)]),
+        CaseError,
+        ["case 'it runs': steps[1] (write)", "write() takes no keyword 'homee'"],
+    ),
+    (
+        "unknown keyword to edit",
+        lambda: Case(name="it runs", steps=[RUN, edit("a", append="b", under_="home")]),
+        CaseError,
+        ["steps[1] (edit)", "edit() takes no keyword 'under_'"],
+    ),
+    (
+        "unknown keyword to background",
+        lambda: Case(name="it runs", steps=[background("r", "run", redy="x"), wait("r")]),
+        CaseError,
+        ["steps[0] (background)", "background() takes no keyword 'redy'", "'ready'"],
+    ),
+    (
+        "unknown keyword to prompt",
+        lambda: Case(name="it runs", steps=[RUN, prompt("hi", text_have=["x"])]),
+        CaseError,
+        ["steps[1] (prompt)", "prompt() takes no keyword 'text_have'"],
+    ),
+    (
+        "unknown keyword to serve",
+        lambda: Case(name="it runs", steps=[RUN, serve("rec", "mcp-http", tsl=True)]),
+        CaseError,
+        ["steps[1] (serve)", "serve() takes no keyword 'tsl'"],
+    ),
+    (
+        "step index past a spread",
+        lambda: Case(name="it runs", steps=[*[RUN, RUN], step("run", stdout_haz=["x"])]),
+        CaseError,
+        ["case 'it runs': steps[…] (step)", "stdout_haz"],
     ),
 ]
 

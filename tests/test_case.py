@@ -185,8 +185,8 @@ def test_a_changed_transcript_fails_against_its_snapshot(suite: pytest.Pytester)
     snap = next((suite.path / "__snapshots__" / "test_area").iterdir())
     snap.write_text(snap.read_text().replace("three", "THREE"))
     result = suite.runpytest_subprocess("-k", "serves_every_turn")
-    # The test passed; its transcript did not match: an error at teardown, with the diff.
-    result.assert_outcomes(passed=1, errors=1)
+    # Its transcript did not match: a failure of the test itself, with the diff.
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*__snapshots__/test_area/test_a_run_that_serves_every_turn_passes.yaml differs "
@@ -200,17 +200,25 @@ def test_a_changed_transcript_fails_against_its_snapshot(suite: pytest.Pytester)
 def test_an_unused_snapshot_fails_the_run(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_area=CASES)
     suite.runpytest_subprocess("--snapshot-update", "-k", "serves_every_turn")
-    orphan = suite.path / "__snapshots__" / "test_area" / "test_a_case_that_was_deleted.yaml"
-    orphan.write_text("case: gone\n")
-    result = suite.runpytest_subprocess()
-    assert result.ret != 0
-    assert "unused" in result.stdout.str()
+    # A dialog the test no longer registers (it used to register two).
+    stale = (
+        suite.path / "dialogs" / "test_area" / "test_a_run_that_serves_every_turn_passes[b].json"
+    )
+    stale.write_text("{}\n")
+    result = suite.runpytest_subprocess("-k", "serves_every_turn")
+    result.assert_outcomes(failed=1)
+    assert "snapshots of this test that it no longer records" in result.stdout.str()
+    assert stale.exists()
+    suite.runpytest_subprocess("-k", "serves_every_turn", "--snapshot-update").assert_outcomes(
+        passed=1
+    )
+    assert not stale.exists()
 
 
 def test_a_missing_snapshot_names_the_command_and_the_file(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_area=CASES)
     result = suite.runpytest_subprocess("-k", "serves_every_turn")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*no snapshot __snapshots__/test_area/test_a_run_that_serves_every_turn_passes.yaml*",

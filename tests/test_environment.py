@@ -99,6 +99,33 @@ def test_no_named_secret_reaches_a_command_a_background_process_or_a_terminal(
         assert env["HOME"] == str(inst.home)
 
 
+def test_no_child_learns_who_runs_the_suite_where_or_in_what_time_zone(
+    tmp_path: Path, recorder: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every kind of child started under an instance: none gets the user, host or zone.
+    for name, value in {
+        "USER": "alice",
+        "LOGNAME": "alice",
+        "USERNAME": "alice",
+        "HOSTNAME": "alices-laptop",
+        "TZ": "Pacific/Chatham",
+    }.items():
+        monkeypatch.setenv(name, value)
+    inst = Instance.create(tmp_path / "case", binary=recorder("contenox"))
+    inst.must("version")
+    start_contenox(inst, "background").wait(timeout=30).assert_success()
+    open_terminal(inst, "terminal").wait_exit(timeout=30)
+    assert inst.close() == []
+    seen = _recorded(tmp_path)
+    assert len(seen) == 3
+    for record in seen:
+        env = record["env"]
+        assert isinstance(env, dict)
+        assert env["TZ"] == "UTC", record["argv"]
+        assert not {"USER", "LOGNAME", "USERNAME", "HOSTNAME"} & set(env), record["argv"]
+        assert "alice" not in json.dumps(env), record["argv"]
+
+
 @pytest.mark.usefixtures("secrets")
 def test_no_named_secret_reaches_an_acp_agent_or_the_terminal_it_asks_for(
     tmp_path: Path, recorder: Callable[..., Path], make_program: Callable[[str, str], Path]
@@ -146,16 +173,26 @@ def test_a_go_build_gets_what_go_reads_and_no_secret(monkeypatch: pytest.MonkeyP
 
 
 def test_a_case_adds_what_it_names_and_nothing_else(tmp_path: Path) -> None:
-    base = {"PATH": "/bin", "LANG": "de_DE.UTF-8", "LC_ALL": "C", "TZ": "UTC", "EDITOR": "vi"}
+    base = {
+        "PATH": "/bin",
+        "LANG": "de_DE.UTF-8",
+        "LC_ALL": "C",
+        "TZ": "Pacific/Chatham",
+        "EDITOR": "vi",
+        "USER": "alice",
+        "LOGNAME": "alice",
+        "HOSTNAME": "alices-laptop",
+    }
     env = child_env(tmp_path / "h", tmp_path / "t", base=base, extra={"CONTENOX_OPT": "1"})
     assert env == {
         "PATH": "/bin",
         "LANG": "de_DE.UTF-8",
         "LC_ALL": "C",
-        "TZ": "UTC",
         "HOME": str(tmp_path / "h"),
         "TMPDIR": str(tmp_path / "t"),
         "TERM": "dumb",
+        # The machine's zone never: a date printed local would differ by machine.
+        "TZ": "UTC",
         SESSION_VAR: session_token(),
         "CONTENOX_OPT": "1",
     }
@@ -169,3 +206,22 @@ def test_the_session_token_names_this_process_and_its_start(tmp_path: Path) -> N
     pid, start, _ = session_token().split(".")
     assert int(pid) == os.getpid()
     assert start == process_start(os.getpid())
+
+
+def test_only_the_locale_variables_posix_names_reach_contenox_not_an_lc_prefix(
+    tmp_path: Path, recorder: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.environment import LOCALE_VARS
+
+    for name in LOCALE_VARS:
+        monkeypatch.setenv(name, "C.UTF-8")
+    for name in ("LC_ADV_API_KEY", "LC_ANYTHING_API_KEY", "LC_", "LCX_ALL"):
+        monkeypatch.setenv(name, f"secret-value-of-{name}")
+    inst = Instance.create(tmp_path / "case", binary=recorder("contenox"))
+    inst.must("version")
+    [record] = _recorded(tmp_path)
+    env = record["env"]
+    assert isinstance(env, dict)
+    assert _leaks(env) == []
+    assert {k for k in env if k.startswith("LC")} == LOCALE_VARS - {"LANG"}
+    assert env["LANG"] == "C.UTF-8" and env["LC_TELEPHONE"] == "C.UTF-8"

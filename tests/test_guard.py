@@ -145,3 +145,43 @@ def test_the_checks_name_the_field_and_stay_quiet_inside(tmp_path: Path) -> None
     check_env_override({"HOME": str(tmp_path / "h"), "OTHER": "/"}, tmp_path, "x", ValueError)
     with pytest.raises(ValueError, match=r"^files\['x'\]: "):
         check_relpath("/abs", "files['x']", ValueError)
+
+
+CACHES: list[tuple[str, Callable[[Path], str], str]] = [
+    ("the cache itself", lambda c: str(c), "it is the harness's own cache"),
+    ("the cache with a trailing slash", lambda c: f"{c}/", "it is the harness's own cache"),
+    ("inside the cache", lambda c: str(c / "v1.0.0"), "it lies inside the harness's own cache"),
+    ("the cache's parent", lambda c: str(c.parent), "it contains the harness's own cache"),
+]
+
+
+@pytest.mark.parametrize("how", ["default", "CONTENOX_E2E_CACHE"])
+@pytest.mark.parametrize(("given", "problem"), [c[1:] for c in CACHES], ids=[c[0] for c in CACHES])
+def test_a_basetemp_at_the_harness_cache_is_refused_before_pytest_empties_it(
+    pytester: pytest.Pytester,
+    home: Path,
+    tmp_path: Path,
+    how: str,
+    given: Callable[[Path], str],
+    problem: str,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTENOX_E2E_CACHE", "XDG_CACHE_HOME")}
+    env["HOME"] = str(home)
+    if how == "default":
+        cache = home / ".cache" / "contenox-e2e"
+    else:
+        cache = tmp_path / "elsewhere" / "e2e-cache"
+        env["CONTENOX_E2E_CACHE"] = str(cache)
+    (cache / "v1.0.0").mkdir(parents=True)
+    (cache / "v1.0.0" / "contenox").write_bytes(b"the built binary")
+    pytester.makepyfile("def test_a(tmp_path): pass\n")
+    result = run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={given(cache)}"],
+        cwd=pytester.path,
+        env=env,
+        timeout=120,
+    )
+    assert result.exit_code == pytest.ExitCode.USAGE_ERROR, result.describe()
+    assert "refusing --basetemp=" in result.stderr and problem in result.stderr, result.describe()
+    assert (cache / "v1.0.0" / "contenox").read_bytes() == b"the built binary"
+    _intact(home)

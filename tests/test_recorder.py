@@ -6,6 +6,8 @@ Against the fake binaries (tests/fakes, tests/peers): the mechanics, never conte
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,3 +243,99 @@ def test_the_head_reports_the_demand_the_check_computed(instance: Instance) -> N
     served_once = {"scripted": dataclasses.replace(demands["scripted"], served=1)}
     instance.recorder.checked_demands = served_once
     assert transcript_head(instance)["model_demand"] == {"scripted": "1 of 2 turns served"}
+
+
+# A program that prints what contenox prints around its paths: a message that
+# names HOME, word-wrapped at a width (beam wraps its answers so), and a column
+# padded to the longest path. Where it wraps and how far it pads depend on how
+# long the path is, not on what it says.
+_WRAPPING = """
+import os, sys, textwrap
+if sys.argv[1:2] and sys.argv[1].endswith(".py"):
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+home, cwd = os.environ["HOME"], os.getcwd()
+text = f"Stored in {home}/.contenox/relay.json — /unpair removes it, cwd {cwd} too."
+print(textwrap.fill(text, 56))
+width = max(len(home), len(cwd))
+print(f"{home:<{width}}  home\\n{cwd:<{width}}  work")
+print(textwrap.fill(text, 48), file=sys.stderr)
+"""
+
+
+@recorded_probe
+def said(instance: Instance) -> dict[str, str]:
+    return {"stdout": instance.must("say").stdout, "home": str(instance.home)}
+
+
+def _every_layer(origin: Path, program: Path, *, fixed_length: bool) -> dict[str, object]:
+    inst = Instance.create(origin, binary=program, timeout=20, fixed_length=fixed_length)
+    try:
+        inst.contenox("say", full_stderr=True)
+        start_contenox(inst, "say").wait(timeout=20)
+        term = open_terminal(inst, "say", rows=12, cols=60)
+        assert term.wait_exit(timeout=20) == 0
+        said(inst)
+        fake = inst.work / "fake_agent.py"
+        fake.write_text(AGENT.read_text())
+        with open_acp(inst, subcommand=str(fake), timeout=20) as acp:
+            acp.prompt("run " + json.dumps([str(program), "say"]))
+        assert inst.close() == []
+        return inst.recorder.transcript()
+    finally:
+        inst.remove()
+
+
+def test_every_layer_records_the_same_transcript_whatever_the_roots_length(
+    tmp_path: Path,
+) -> None:
+    # The suite's instances: --basetemp 1 and 80 characters longer, the same text in
+    # every layer (command, background, pty screen, probe, ACP), wraps and padding too.
+    program = tmp_path / "contenox"
+    program.write_text(f"#!{sys.executable}\n{_WRAPPING}")
+    program.chmod(0o755)
+    roots = [tmp_path / "a", tmp_path / "bb", tmp_path / ("c" * 80)]
+    transcripts = [_every_layer(root, program, fixed_length=True) for root in roots]
+    layers = {next(iter(e)) for e in transcripts[0]["transcript"]}  # type: ignore[attr-defined]
+    assert {"run", "start", "ended", "terminal", "probe", "acp_prompt"} <= layers
+    assert "[HOME]" in str(transcripts[0]) and "Stored in" in str(transcripts[0])
+    assert transcripts[1] == transcripts[0]
+    assert transcripts[2] == transcripts[0]
+    # What the fixed length buys: the same roots given as they are wrap elsewhere.
+    given = [_every_layer(root, program, fixed_length=False) for root in roots[::2]]
+    assert given[0] != given[1]
+
+
+def test_a_fixed_root_is_as_long_whatever_it_is_made_for_and_is_reaped_once_its_origin_goes(
+    tmp_path: Path,
+) -> None:
+    from harness.instance import fixed_root
+
+    base = tmp_path / "base"
+    base.mkdir()
+    short, long = tmp_path / "o", tmp_path / ("o" * 90)
+    a, b = fixed_root(short, base), fixed_root(long, base)
+    assert len(str(a)) == len(str(b)) and a != b
+    assert (short / "scratch").resolve() == a and (long / "scratch").resolve() == b
+    # A run killed before it removed its roots: the next run (a new process) reaps
+    # the roots whose origin pytest has since removed, and only those.
+    import harness.instance as module
+
+    shutil.rmtree(long)
+    module._reaped.discard(base)
+    c = fixed_root(tmp_path / "p", base)
+    assert a.is_dir() and c.is_dir() and not b.exists()
+    assert sorted(p.name for p in base.iterdir()) == sorted(
+        [a.name, a.name + ".origin", c.name, c.name + ".origin"]
+    )
+
+
+def test_the_suites_instance_lives_at_a_fixed_length_root_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    inst = Instance.create(tmp_path / "case", binary=Path("x"), fixed_length=True)
+    assert len(str(inst.root)) == len("/tmp/cxe_") + 8 and inst.home.is_dir()
+    assert inst.origin == (tmp_path / "case").resolve()
+    assert "[ROOT]" in inst.recorder.redactor()(f"{inst.root}")
+    inst.remove()
+    assert not inst.root.exists() and not (tmp_path / "case" / "scratch").exists()
+    assert not Path(f"{inst.root}.origin").exists()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from harness.redact import Redactor
 
@@ -109,3 +113,89 @@ def test_a_beam_session_id_is_numbered_even_when_all_digits() -> None:
     assert Redactor()("beam-60254097 then beam-1a2b3c4d, beam-60254097") == (
         "beam-[BEAM1] then beam-[BEAM2], beam-[BEAM1]"
     )
+
+
+# Adversarial shapes, 1 MB each: base64 (the 76 s case), slashes, digit runs,
+# ellipses, basetemp anchors without and with their end, a cut root repeated.
+_SHAPES = {
+    "QUJD/": "QUJD/",
+    "/a": "/a",
+    "digits": "1234567890",
+    "ellipses": "…",
+    "cut root": "/tmp/cxe-gh…",
+    "anchor": "/pytest-of-r/",
+    "basetemp": "/pytest-of-r/pytest-1",
+    "cut basetemp": "/pytest-of-r/pytest-1…",
+    "empty segments": "a//",
+    "ports": "127.0.0.1:",
+}
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_a_megabyte_of_adversarial_text_redacts_in_linear_time(
+    shape: str, record_property: Callable[[str, object], None]
+) -> None:
+    # The bound is on CPU time (time.process_time), not wall time, so two busy
+    # neighbours on a shared machine cannot make it flaky; and it is generous
+    # (a linear pass takes well under a second). The patterns it replaces
+    # backtracked quadratically: 76 s on 80 KB, hours on a megabyte, so a
+    # regression is off by orders of magnitude, not by a factor a slow CI hides.
+    unit = _SHAPES[shape]
+    text = unit * (1_000_000 // len(unit))
+    r = Redactor(paths={"[ROOT]": Path("/tmp/cxe-ghjkmnpq")})
+    started = time.process_time()
+    out = r(text)
+    seconds = time.process_time() - started
+    record_property("redact_seconds", round(seconds, 3))
+    print(f"{shape}: {len(text)} characters in {seconds:.3f}s CPU")
+    expected = {
+        "cut root": "[ROOT]…" * (len(text) // len(unit)),
+        "basetemp": "[BASETEMP]" * (len(text) // len(unit)),
+        "cut basetemp": "[ROOT]…" * (len(text) // len(unit)),
+    }.get(shape)
+    if expected is not None:
+        assert out == expected
+    elif shape == "ports":
+        assert out.startswith("127.0.0.1:[PORT1].0.0.1:")
+    else:
+        assert out == text
+    assert seconds < 5.0, f"{shape}: {seconds:.1f}s CPU for 1 MB"
+
+
+@pytest.mark.parametrize("extra", [0, 1, 7, 23, 40, 41, 90])
+def test_a_root_cut_with_an_ellipsis_anywhere_is_redacted_at_any_root_length(extra: int) -> None:
+    # contenox cuts a long message at a fixed width, so where its path is cut
+    # moves with the root's length: at every cut inside the root, the reader sees
+    # [ROOT]…; past it, the placeholder of the path the fragment begins.
+    root = Path("/tmp/pytest-of-root/pytest-12/popen-gw0/" + "x" * extra + "case0")
+    paths = {"[ROOT]": root, "[WORK]": root / "work", "[HOME]": root / "home"}
+    full = f"{root}/work/dialog.json"
+    for k in range(2, len(full)):
+        message = f'chat failed: scripted-test script "{full[:k]}…'
+        got = Redactor(paths=paths)(message)
+        head = 'chat failed: scripted-test script "'
+        if k <= len(str(root)):
+            assert got == head + "[ROOT]…", k
+        elif k == len(str(root)) + 1:
+            assert got == head + "[ROOT]/…", k
+        elif k <= len(str(root / "work")):
+            assert got == head + "[WORK]…", k
+        else:
+            assert got == head + "[WORK]" + full[len(str(root / "work")) : k] + "…", k
+        assert "pytest-of" not in got and "/tmp" not in got, got
+
+
+def test_a_cut_path_of_another_root_under_the_basetemp_is_redacted() -> None:
+    r = Redactor()
+    assert r('script "/tmp/pytest-of-root/pytest-3/popen-gw1/other0/wo…" then') == (
+        'script "[ROOT]…" then'
+    )
+    assert r("at /var/t/pytest-of-u/pytest-3/popen-gw1/x and --dir=/a/pytest-of-u/pytest-9") == (
+        "at [BASETEMP]/x and --dir=[BASETEMP]"
+    )
+
+
+def test_a_fragment_inside_a_longer_word_or_a_relative_path_is_not_a_cut_root() -> None:
+    r = Redactor(paths={"[ROOT]": Path("/tmp/cxe-ghjkmnpq"), "[BIN]": Path("contenox")})
+    assert r("see a/tmp/cx… and co… and /…") == "see a/tmp/cx… and co… and /…"
+    assert r("at /tmp/cx… and (/tmp/cxe-ghj…)") == "at [ROOT]… and ([ROOT]…)"

@@ -41,6 +41,21 @@ def test_every_committed_dialog_belongs_to_an_e2e_test() -> None:
     )
 
 
+def test_every_committed_transcript_belongs_to_an_e2e_test() -> None:
+    # --snapshot-update deletes a snapshot only when its own test ran and passed
+    # without recording it (harness.plugin); one whose test is gone has no test to
+    # run, so it is found here, from the catalog, whatever a run selected.
+    tests = e2e_tests(CASES)
+    orphans = [
+        str(p.relative_to(ROOT))
+        for p in sorted(SNAPSHOTS.rglob("*.yaml"))
+        if f"{p.parent.name}/{p.stem.split('[')[0]}" not in tests
+    ]
+    assert not orphans, "transcripts that belong to no e2e test (delete them):\n  " + "\n  ".join(
+        orphans
+    )
+
+
 def test_most_transcripts_with_a_dialog_carry_the_model_demand() -> None:
     with_dialog = [p for p in SNAPSHOTS.rglob("*.yaml") if "\n- dialog: " in p.read_text()]
     with_demand = [p for p in with_dialog if "\nmodel_demand:\n" in p.read_text()]

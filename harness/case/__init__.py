@@ -22,7 +22,7 @@ collected as a pytest item named after it. The package has three layers:
 against an instance).
 """
 
-from .model import DEFECT_PREFIX, Case, defect
+from .model import DEFECT_PREFIX, Case, Defect, defect
 from .runner import Run, Transcript, check_demand, run_case, served_in_state, transcript_head
 from .servers import (
     SERVER_KINDS,
@@ -92,6 +92,7 @@ __all__ = [
     "Case",
     "CaseError",
     "Column",
+    "Defect",
     "Edit",
     "EditDialog",
     "Expect",

@@ -5,7 +5,30 @@ positive seconds``). The Case then checks what only the whole can tell, and
 names the case, the step index and the field: that every ``{placeholder}``
 refers to a capture an earlier step defines, that ``wait``/``signal`` name a
 background run started before and every background run is waited for, and
-that ``files``/``home_files`` stay inside the scratch root.
+that ``files``/``home_files`` stay inside the scratch root, each naming a
+file (not ``.``, not the directory of another) in text UTF-8 can encode.
+
+A quarantine is a :class:`Defect`, built with exactly this signature::
+
+    Defect(
+        title: str,                      # one line: what is broken
+        reproduce: str,                  # by hand: setup, command, what it printed
+        promised: str,                   # the doc line(s): 'path:line "quote"', one a line
+        observed: str,                   # what contenox did instead
+        bears_on: tuple[str, ...] = (),  # every other doc line that bears on it, same form
+        second_reading: str = "",        # who reproduced it from this text alone, when, what
+        docs_disagree: bool = False,     # two pages contradict each other: a docs finding
+    )
+
+and given as ``Case(defect=Defect(...))`` or ``@defect(Defect(...))`` (also
+inside ``pytest.param(..., marks=defect(Defect(...)))``). A doc line's path is
+relative to contenox-docs/ (``reference/contenox-cli.md:317 "a project means
+one thing"``); a line range is ``path:132-136``; the binary's own help text, where
+no page says it, is `` `contenox run --help` "quote" ``. A confirmed defect is a strict
+xfail. ``docs_disagree=True`` is not: its case asserts what the binary does and
+what the reference pages (reference/contenox-cli.md, reference/config.md,
+reference/agents-config.md) say, and it runs green; ``promised`` and
+``bears_on`` hold the two sides.
 """
 
 from __future__ import annotations
@@ -13,32 +36,151 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 import pytest
 
 from ..checks import check_case
 from ..dialog import DialogError, Script
-from .steps import Action, CaseError, Probe, Prompt, Screen, placeholders
+from .steps import (
+    Action,
+    CaseError,
+    Probe,
+    Prompt,
+    Screen,
+    _unencodable,
+    names_a_directory,
+    placeholders,
+)
 
 if TYPE_CHECKING:
     from ..servers.providers import Provider
 
-__all__ = ["DEFECT_PREFIX", "Case", "defect"]
+__all__ = ["DEFECT_PREFIX", "DOCS_DISAGREE_MARK", "Case", "Defect", "defect", "quarantine_mark"]
 
 DEFECT_PREFIX = "confirmed defect: "
+DOCS_DISAGREE_MARK = "docs_disagree"
+
+# 'reference/contenox-cli.md:317 "a project means one thing"' (or path:132-136 "…"), or
+# the binary's own help, which no page repeats: '`contenox run --help` "Piped stdin is …"'.
+DOC_LINE = re.compile(r'^(?P<path>[^\s:"]+\.md):(?P<start>\d+)(?:-(?P<end>\d+))? "(?P<quote>.+)"$')
+HELP_LINE = re.compile(r'^`contenox [^`]*--help` "(?P<quote>.+)"$')
 
 
-def defect(observed: str) -> pytest.MarkDecorator:
-    """Quarantine a plain test as a confirmed defect: a strict xfail.
+def doc_lines(text: str) -> list[str]:
+    """The non-blank lines of a ``promised`` text, stripped."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
-    ``observed`` says what contenox did, and where (command, output, the doc
-    line it contradicts). If the test starts passing, the run fails with
-    "defect fixed? remove the quarantine".
+
+@dataclass(frozen=True)
+class Defect:
+    """A confirmed defect of contenox (or, with ``docs_disagree``, of its docs).
+
+    ``reproduce`` is what a second reader with only this text and the docs
+    runs by hand: the setup (a scratch ``HOME``, the files, ``contenox
+    init``), the command, and what it printed. ``promised`` is the doc line
+    it breaks, one ``path:line "quote"`` a line; ``bears_on`` every other doc
+    line that bears on it (the other side, when ``docs_disagree``).
     """
-    if not observed.strip():
+
+    title: str
+    reproduce: str
+    promised: str
+    observed: str
+    bears_on: tuple[str, ...] = ()
+    second_reading: str = ""
+    docs_disagree: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("title", "reproduce", "promised", "observed", "second_reading"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise CaseError(f"Defect {name} must be text, got {value!r}")
+        title = self.title.strip() or "(no title)"
+        if not self.title.strip() or "\n" in self.title.strip():
+            raise CaseError(f"Defect title must be one non-blank line, got {self.title!r}")
+        for name in ("reproduce", "observed"):
+            if not getattr(self, name).strip():
+                raise CaseError(
+                    f"Defect {title!r}: {name} is empty; say "
+                    + (
+                        "the setup, the command and what it printed"
+                        if name == "reproduce"
+                        else "what contenox did instead"
+                    )
+                )
+        if isinstance(self.bears_on, (str, bytes)) or not isinstance(self.bears_on, (tuple, list)):
+            raise CaseError(
+                f"Defect {title!r}: bears_on must be a tuple of doc lines, got {self.bears_on!r}"
+            )
+        object.__setattr__(self, "bears_on", tuple(self.bears_on))
+        if not isinstance(self.docs_disagree, bool):
+            raise CaseError(
+                f"Defect {title!r}: docs_disagree must be True or False, got {self.docs_disagree!r}"
+            )
+        promised = doc_lines(self.promised)
+        if not promised:
+            raise CaseError(
+                f'Defect {title!r}: promised is empty; give the doc line as path:line "quote"'
+            )
+        for where, line in [("promised", p) for p in promised] + [
+            ("bears_on", b) for b in self.bears_on
+        ]:
+            if not isinstance(line, str) or not (
+                DOC_LINE.match(line.strip()) or HELP_LINE.match(line.strip())
+            ):
+                raise CaseError(
+                    f"Defect {title!r}: {where} {line!r} is not a doc line; write it as "
+                    'path:line "quote", the path relative to contenox-docs/ '
+                    '(reference/contenox-cli.md:317 "a project means one thing")'
+                )
+        if self.docs_disagree and not self.bears_on:
+            raise CaseError(
+                f"Defect {title!r}: docs_disagree needs both pages; put the other page's line "
+                "in bears_on"
+            )
+
+    @property
+    def reason(self) -> str:
+        """The one-paragraph reason pytest prints: title, promise, observation."""
+        promised = "; ".join(doc_lines(self.promised))
+        return f"{self.title.strip()} — promised {promised}; observed: {self.observed.strip()}"
+
+
+def quarantine_mark(found: Defect | str) -> pytest.MarkDecorator:
+    """The mark a quarantine puts on its test item.
+
+    A confirmed defect is a strict xfail whose reason starts with
+    :data:`DEFECT_PREFIX` and which carries the Defect as ``defect=``; a
+    docs-disagree finding is a ``docs_disagree`` mark (the case runs).
+    """
+    if isinstance(found, Defect):
+        if found.docs_disagree:
+            mark: pytest.MarkDecorator = getattr(pytest.mark, DOCS_DISAGREE_MARK)
+            return mark.with_args(reason=found.reason, defect=found)
+        return pytest.mark.xfail.with_args(
+            strict=True, reason=DEFECT_PREFIX + found.reason, defect=found
+        )
+    if not isinstance(found, str) or not found.strip():
+        raise CaseError(
+            "a defect needs what was observed and where; give defect(Defect(title=…, "
+            f"reproduce=…, promised=…, observed=…)), got {found!r}"
+        )
+    return pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + found.strip())
+
+
+def defect(found: Defect | str) -> pytest.MarkDecorator:
+    """Quarantine a plain test: ``@defect(Defect(...))``.
+
+    A confirmed defect runs as a strict xfail: if the test starts passing,
+    the run fails with "defect fixed? remove the quarantine". A plain string
+    is still accepted while the cases move to Defect; tests/test_quarantines.py
+    refuses every one left.
+    """
+    if isinstance(found, str) and not found.strip():
         raise CaseError("a defect needs what was observed and where; it was empty")
-    return pytest.mark.xfail(strict=True, reason=DEFECT_PREFIX + observed.strip())
+    return quarantine_mark(found)
 
 
 def _slug(name: str) -> str:
@@ -61,9 +203,10 @@ class Case:
     in the scratch ``~/.contenox``, before ``contenox init`` (``init=False``
     skips it). ``steps`` are any of the step types (``harness.case.steps``);
     ``probes`` run after the steps and the model-demand check. A case of
-    probes only (an empty-state promise) is allowed. ``defect`` quarantines
-    the case as a strict xfail. ``serves_all_turns=False`` accepts a run that
-    leaves turns unserved.
+    probes only (an empty-state promise) is allowed. ``defect`` (a
+    :class:`Defect`) quarantines the case as a strict xfail, or, with
+    ``docs_disagree``, marks it a docs finding that runs.
+    ``serves_all_turns=False`` accepts a run that leaves turns unserved.
     """
 
     name: str
@@ -75,7 +218,7 @@ class Case:
     home_files: Mapping[str, str] = field(default_factory=dict)
     init: bool = True
     probes: Sequence[Probe] = ()
-    defect: str | None = None
+    defect: Defect | str | None = None
     serves_all_turns: bool = True
     redact: Mapping[str, str] = field(default_factory=dict)
     snapshot: bool = True
@@ -105,7 +248,7 @@ class Case:
                 f"case {self.name!r}: default_backend {self.default_backend!r} is not one of "
                 f"{sorted(self.dialogs)}"
             )
-        if self.defect is not None and not self.defect.strip():
+        if isinstance(self.defect, str) and not self.defect.strip():
             raise CaseError(f"case {self.name!r}: a defect needs what was observed and where")
         self._check_files()
         self._check_steps()
@@ -127,6 +270,7 @@ class Case:
 
     def _check_files(self) -> None:
         for kind in ("files", "home_files"):
+            placed: dict[PurePosixPath, str] = {}
             for path, text in getattr(self, kind).items():
                 if not _inside_root(path):
                     raise self._problem(
@@ -134,8 +278,38 @@ class Case:
                         repr(path),
                         "leaves the scratch root; give a relative path without '..'",
                     )
+                if names_a_directory(path):
+                    raise self._problem(
+                        kind,
+                        repr(path),
+                        "names a directory, not a file; give the file's name, e.g. 'notes.txt'",
+                    )
                 if not isinstance(text, str):
                     raise self._problem(kind, repr(path), f"must be text, got {text!r}")
+                for name, value in (("path", path), ("text", text)):
+                    bad = _unencodable(value)
+                    if bad is not None:
+                        raise self._problem(
+                            kind,
+                            repr(path),
+                            f"{name} holds {bad[0][bad[1]]!r} at index {bad[1]}: a lone "
+                            "surrogate, which is no text (UTF-8 cannot encode it)",
+                        )
+                pure = PurePosixPath(path.replace("\\", "/"))
+                for other, given in placed.items():
+                    if other == pure:
+                        raise self._problem(
+                            kind, repr(path), f"names the same file as {given!r}; give it once"
+                        )
+                    if other in pure.parents or pure in other.parents:
+                        inner, outer = (path, given) if other in pure.parents else (given, path)
+                        raise self._problem(
+                            kind,
+                            repr(path),
+                            f"{outer!r} is a file and also the directory of {inner!r}; "
+                            "rename one of them",
+                        )
+                placed[pure] = path
 
     def _check_steps(self) -> None:
         # Defined before the first step: the scratch dirs and the dialog files.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,8 @@ from ..command import Result
 from ..demand import Demand
 from ..instance import Instance
 from ..recorder import quiet
+from . import containment
+from .containment import Escape, Kind
 from .model import Case
 from .steps import Expect, Prompt, fill
 
@@ -49,6 +51,49 @@ class Run:
     servers: dict[str, Any] = field(default_factory=dict)
     # The turn the last prompt(...) returned, for acp_turn(...) to read.
     last_turn: PromptTurn | None = None
+    # The step running, as a refusal names it: "steps[3] (write)".
+    where: str = "setup"
+
+    def path(
+        self, name: str, template: str, base: Path, kind: Kind = "file", *, fill: bool = True
+    ) -> Path:
+        """Where the path field ``name`` (``template``, filled) really is, inside the root.
+
+        Resolved now, after the placeholders are filled, following links
+        (:func:`harness.case.containment.resolve`); anything outside the
+        case's scratch root fails the case, naming the step, the field, the
+        filled value and where it led.
+        """
+        value = self.fill(template) if fill else template
+        try:
+            return containment.resolve(self.instance.root, base, value, kind)
+        except Escape as err:
+            raise self.refusal(name, template, value, err.reason, err.resolved) from None
+
+    @contextlib.contextmanager
+    def touching(self, name: str, template: str, *, fill: bool = True) -> Iterator[None]:
+        """Turn a refusal or an OS error of a file operation into the case's failure."""
+        __tracebackhide__ = True
+        try:
+            yield
+        except Escape as err:
+            value = self.fill(template) if fill else template
+            raise self.refusal(name, template, value, err.reason, err.resolved) from None
+        except (OSError, ValueError) as err:
+            value = self.fill(template) if fill else template
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+            raise self.refusal(name, template, value, f"cannot be used: {reason}", None) from None
+
+    def refusal(
+        self, name: str, template: str, value: str, reason: str, resolved: str | None
+    ) -> AssertionError:
+        """The failure of a step whose path field ``name`` cannot be touched."""
+        shown = repr(value) if value == template else f"{template!r} (filled: {value!r})"
+        led = f" (it resolves to {resolved})" if resolved is not None else ""
+        return AssertionError(
+            f"case {self.case.name!r}: {self.where} {name} {shown} {reason}{led}; refused: "
+            f"a step touches only what lies inside the case's scratch root {self.instance.root}"
+        )
 
     def fill(self, text: str) -> str:
         """``text`` with its ``{capture}`` placeholders filled."""
@@ -190,15 +235,18 @@ def run_case(case: Case, instance: Instance) -> Transcript:
     recorder.title = case.name
     for pattern, placeholder in case.redact.items():
         recorder.redact(pattern, placeholder)
-    for rel, text in case.files.items():
-        instance.write(rel, text)
-    for rel, text in case.home_files.items():
-        path = instance.home / ".contenox" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    run = Run(case=case, instance=instance)
+    for kind, base, files in (
+        ("files", instance.work, case.files),
+        ("home_files", instance.home / ".contenox", case.home_files),
+    ):
+        for rel, text in files.items():
+            name = f"{kind}[{rel!r}]"
+            with run.touching(name, rel, fill=False):
+                path = run.path(name, rel, base, fill=False)
+                containment.write(path, instance.root, text)
     if case.init:
         instance.init()
-    run = Run(case=case, instance=instance)
     for name, script in case.dialogs.items():
         if case.provider is not None:
             run.dialog_paths[name] = provider_hook(run, script)
@@ -222,7 +270,8 @@ def run_case(case: Case, instance: Instance) -> Transcript:
             instance.must("config", "set", "default-model", case.dialogs[default].model_name)
 
     try:
-        for s in case.steps:
+        for index, s in enumerate(case.steps):
+            run.where = f"steps[{index}] ({s.kind})"
             s.execute(run)
     except BaseException:
         # The step's failure is the news: end the ACP session quietly.
@@ -235,7 +284,8 @@ def run_case(case: Case, instance: Instance) -> Transcript:
         provider_done(run)
     check_demand(instance, serves_all_turns=case.serves_all_turns)
     recorder.demand_checked = case.serves_all_turns
-    for p in case.probes:
+    for index, p in enumerate(case.probes):
+        run.where = f"probes[{index}] ({p.kind})"
         p.execute(run)
     return Transcript(recorder.transcript(transcript_head(instance)))
 

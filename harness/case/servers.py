@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
-from .steps import _NOTHING, Action, CaseError, Edit, Probe, edit, probe, unmet
+from .steps import _NOTHING, Action, CaseError, Edit, Probe, _builds, edit, probe, unmet
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -130,6 +130,7 @@ class Serve(Action):
         instance.recorder.note(f"serving {self.name}: {said}")
 
 
+@_builds(Serve)
 def serve(name: str, server: ServerKind, *, tls: bool = False) -> Serve:
     """Start a recording server: ``serve("rec", "mcp-stdio")``, ``serve("svc", "openapi")``."""
     return Serve(name=name, server=server, tls=tls)
@@ -174,6 +175,7 @@ class Received(Probe):
             )
 
 
+@_builds(Received)
 def received(
     server: str, name: str, read: Callable[[Any], object], *, expect: object = _NOTHING
 ) -> Received:

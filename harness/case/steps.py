@@ -21,22 +21,32 @@ scratch workspace, HOME, TMPDIR and the root above them), ``{dialog}`` (the
 default backend's dialog file) and ``{dialog_<backend>}``.
 
 Everything is checked when the Case is built (see ``harness.case.model``); the
-runner (``harness.case.runner``) only executes.
+runner (``harness.case.runner``) only executes, and each path a step touches is
+resolved again when it runs (``harness.case.containment``).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import difflib
+import functools
+import inspect
 import json
+import math
+import os
 import re
 import signal as _signal
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, ParamSpec, TypeAlias, TypeVar
 
 from ..checks import check_step
 from ..command import Result
 from ..dialog import Script
+from . import containment
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -95,6 +105,139 @@ PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 class CaseError(ValueError):
     """A case that cannot be run as written; the message says what to change."""
+
+
+# --------------------------------------------------------------------------- where a step is built
+
+# A step is built before the Case that holds it (Python evaluates the list
+# first), so a bad value raises before any Case knows of it. To name the case
+# anyway, the refusal reads the source at the call site: the ``Case(...)`` call
+# the step is written in, its name, and the index in its ``steps``/``probes``.
+
+_HARNESS = str(Path(__file__).resolve().parent.parent)
+
+
+def _call_site() -> tuple[str, int, int | None] | None:
+    """(file, line, column) of the first call outside the harness: where a step is written."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith((_HARNESS, "<")) or name.endswith(os.sep + "dataclasses.py")):
+            positions = list(frame.f_code.co_positions())
+            index = frame.f_lasti // 2
+            if 0 <= index < len(positions):
+                line, _, col, _ = positions[index]
+                if line is not None:
+                    return name, line, col
+            return name, frame.f_lineno, None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def _module(filename: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(filename).read_bytes(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _spans(node: ast.expr, line: int, col: int | None) -> bool:
+    end_line = node.end_lineno or node.lineno
+    if col is None:
+        return node.lineno <= line <= end_line
+    end_col = node.end_col_offset if node.end_col_offset is not None else 1 << 30
+    return (node.lineno, node.col_offset) <= (line, col) < (end_line, end_col)
+
+
+def _callee(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _case_of(filename: str, line: int, col: int | None) -> tuple[str, str] | None:
+    """The name of the ``Case(...)`` written around (line, col) and where in it: ``steps[3]``."""
+    tree = _module(filename)
+    if tree is None:
+        return None
+    found: ast.Call | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node.func) == "Case" and _spans(node, line, col):
+            if found is None or _spans(found, node.lineno, node.col_offset):
+                found = node  # the innermost
+    if found is None:
+        return None
+    given = [k.value for k in found.keywords if k.arg == "name"] + found.args[:1]
+    name = "?"
+    if given and isinstance(given[0], ast.Constant) and isinstance(given[0].value, str):
+        name = given[0].value
+    for keyword in found.keywords:
+        if keyword.arg in ("steps", "probes") and isinstance(keyword.value, (ast.List, ast.Tuple)):
+            spread = False
+            for index, element in enumerate(keyword.value.elts):
+                if _spans(element, line, col):
+                    return name, f"{keyword.arg}[{'…' if spread else index}]"
+                spread = spread or isinstance(element, ast.Starred)
+    return name, "a step"
+
+
+def written_in(kind: str) -> str:
+    """``case 'NAME': steps[3] (kind) at file:line: `` for a step written in a Case, else ``''``."""
+    site = _call_site()
+    if site is None:
+        return ""
+    filename, line, col = site
+    found = _case_of(filename, line, col)
+    if found is None:
+        return ""
+    try:
+        shown = os.path.relpath(filename)
+    except ValueError:
+        shown = filename
+    name, where = found
+    return f"case {name!r}: {where} ({kind}) at {shown}:{line}: "
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _builds(cls: type[Action]) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A step factory whose wrong keyword (or argument count) is a CaseError naming the case."""
+
+    def decorate(factory: Callable[_P, _R]) -> Callable[_P, _R]:
+        signature = inspect.signature(factory)
+        params = signature.parameters.values()
+        allowed = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+            allowed |= {f.name for f in fields if f.init} - {"args"}
+
+        @functools.wraps(factory)
+        def built(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            for keyword in kwargs:
+                if keyword not in allowed:
+                    close = difflib.get_close_matches(keyword, allowed, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise CaseError(
+                        f"{written_in(cls.kind) or _at()}{factory.__name__}() takes no keyword "
+                        f"{keyword!r}{hint}; it takes {', '.join(sorted(allowed))}"
+                    )
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as err:
+                raise CaseError(f"{written_in(cls.kind) or _at()}{err}") from None
+            return factory(*args, **kwargs)
+
+        return built
+
+    return decorate
+
+
+def _at() -> str:
+    site = _call_site()
+    return f"{os.path.relpath(site[0])}:{site[1]}: " if site is not None else ""
 
 
 # --------------------------------------------------------------------------- placeholders
@@ -273,12 +416,13 @@ class Action:
     def __post_init__(self) -> None:
         self._prepare()
         self.check(self._problem)
+        _check_text(self, self._problem)
 
     def _prepare(self) -> None:
         """Normalise sequences to tuples, mappings to dicts."""
 
     def _problem(self, name: str, message: str) -> CaseError:
-        return CaseError(f"{type(self).__name__} {name} {message}")
+        return CaseError(f"{written_in(self.kind)}{type(self).__name__} {name} {message}")
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         """Raise ``problem(field, message)`` for anything malformed."""
@@ -295,13 +439,61 @@ def _tuple(value: object) -> tuple[Any, ...]:
     return tuple(value)  # type: ignore[arg-type]
 
 
+# A wait longer than this is no timeout at all: a case that hangs would hang the run.
+MAX_TIMEOUT = 24 * 3600.0
+
+
 def _timeout(value: object, name: str, problem: Callable[[str, str], CaseError]) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise problem(name, f"must be a number of seconds, got {value!r}")
-    if value <= 0:
-        raise problem(name, f"must be positive seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise problem(name, f"must be positive seconds, a finite number, got {value!r}")
+    if value > MAX_TIMEOUT:
+        raise problem(
+            name, f"must be at most a day ({MAX_TIMEOUT:.0f} seconds), got {value!r}: no timeout"
+        )
+
+
+def _unencodable(value: object) -> tuple[str, int] | None:
+    """The first string in ``value`` (nested in lists, tuples, dicts, regexes) that is not
+    text UTF-8 can encode (a lone surrogate), and the index of the bad character."""
+    if isinstance(value, re.Pattern):
+        value = value.pattern
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return value, err.start
+        return None
+    items: Iterator[object]
+    if isinstance(value, Mapping):
+        items = (x for pair in value.items() for x in pair)
+    elif isinstance(value, (list, tuple)):
+        items = iter(value)
+    else:
+        return None
+    for item in items:
+        bad = _unencodable(item)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _check_text(action: object, problem: Callable[[str, str], CaseError]) -> None:
+    """Every string field of a step is text: a lone surrogate fails when it is written out."""
+    if not dataclasses.is_dataclass(action):
+        return
+    for f in dataclasses.fields(action):
+        bad = _unencodable(getattr(action, f.name))
+        if bad is not None:
+            text, at = bad
+            raise problem(
+                f.name,
+                f"holds {text[at]!r} at index {at} of {text!r}: a lone surrogate, which is no "
+                "text (UTF-8 cannot encode it); write the character itself",
+            )
 
 
 def _strings(value: object, name: str, problem: Callable[[str, str], CaseError]) -> None:
@@ -432,7 +624,10 @@ class Step(Expect, Action):
     def _prepare(self) -> None:
         # Types, NUL bytes and env overrides that would leave the scratch root,
         # checked on the fields as written, before they are normalised.
-        check_step(self, CaseError)
+        try:
+            check_step(self, CaseError)
+        except CaseError as err:
+            raise CaseError(f"{written_in(self.kind)}{err}") from None
         if not isinstance(self.args, str):
             object.__setattr__(self, "args", _tuple(self.args))
         object.__setattr__(self, "env", dict(self.env))
@@ -476,8 +671,12 @@ class Step(Expect, Action):
             # The transcript says where the command ran: a bare argv would read
             # as if it ran in the workspace.
             rel = run.fill(self.cwd)
-            cwd = run.instance.root / rel
-            cwd.mkdir(parents=True, exist_ok=True)
+            root = run.instance.root
+            with run.touching("cwd", self.cwd):
+                cwd = run.path("cwd", self.cwd, root, "dir")
+                containment.make_dirs(cwd, root)
+                if not cwd.is_dir():
+                    raise containment.Escape("is not a directory", str(cwd))
             run.instance.recorder.note(f"in {rel}/")
         result = run.instance.contenox(
             *[run.fill(a) for a in self.args],
@@ -490,6 +689,7 @@ class Step(Expect, Action):
         run.check(self, result)
 
 
+@_builds(Step)
 def step(*args: str, **expect: Any) -> Step:
     """A :class:`Step` for ``contenox <args>``; keywords are its expectations.
 
@@ -572,6 +772,7 @@ class Background(Action):
             )
 
 
+@_builds(Background)
 def background(name: str, *args: str, stdin: str | None = None, **kw: Any) -> Background:
     """Start ``contenox <args>`` in the background under ``name``.
 
@@ -607,6 +808,7 @@ class Wait(Expect, Action):
         run.check(self, result)
 
 
+@_builds(Wait)
 def wait(name: str, *, timeout: float = 90.0, **expect: Any) -> Wait:
     """Wait for background run ``name`` to end; keywords are a command step's expectations."""
     return Wait(name=name, timeout=timeout, **expect)
@@ -623,6 +825,12 @@ class Signal(Action):
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
         if isinstance(self.signal, bool) or not isinstance(self.signal, int):
             raise problem("signal", f"must be a signal number (signal.SIGINT), got {self.signal!r}")
+        if self.signal not in _signal.valid_signals():
+            raise problem(
+                "signal",
+                f"{self.signal!r} is no signal this platform defines; give one such as "
+                "signal.SIGINT or signal.SIGTERM",
+            )
 
     def needs_process(self) -> str | None:
         return self.name
@@ -633,6 +841,7 @@ class Signal(Action):
         run.processes[self.name].signal(sig)
 
 
+@_builds(Signal)
 def signal(name: str, sig: int = _signal.SIGINT) -> Signal:
     """Send ``sig`` (SIGINT by default, as Ctrl-C does) to background run ``name``."""
     return Signal(name=name, signal=sig)
@@ -688,6 +897,7 @@ class AwaitAsk(Action):
         run.remember(f"{self.name}_mission", ask.mission)
 
 
+@_builds(AwaitAsk)
 def await_ask(
     name: str,
     *,
@@ -735,6 +945,7 @@ class Respond(Expect, Action):
         run.check(self, result)
 
 
+@_builds(Respond)
 def respond(
     name: str,
     verdict: Literal["approve", "deny"] | None = None,
@@ -758,6 +969,20 @@ def _relative(path: object, name: str, problem: Callable[[str, str], CaseError])
         raise problem(name, f"{path!r} leaves the scratch root; give a path inside it")
 
 
+def names_a_directory(path: str) -> bool:
+    """Whether a relative path names a directory as written (``.``, ``a/``, ``a/.``)."""
+    return path.replace("\\", "/").split("/")[-1] in ("", ".", "..")
+
+
+def _file(path: object, name: str, problem: Callable[[str, str], CaseError]) -> None:
+    """A relative path inside the scratch root that names a file, not a directory."""
+    _relative(path, name, problem)
+    if isinstance(path, str) and names_a_directory(path):
+        raise problem(
+            name, f"{path!r} names a directory, not a file; give the file's name, e.g. 'notes.txt'"
+        )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Write(Action):
     """Write ``text`` to ``path`` in the workspace (``home=True``: under ``~/.contenox``)."""
@@ -768,7 +993,7 @@ class Write(Action):
     home: bool = False
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if not isinstance(self.text, str):
             raise problem("text", f"must be a string, got {type(self.text).__name__}")
 
@@ -777,24 +1002,33 @@ class Write(Action):
         yield "text", self.text
 
     def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
         rel = run.fill(self.path)
-        text = run.fill(self.text)
-        if self.home:
-            target = run.instance.home / ".contenox" / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            run.instance.recorder.note(f"wrote ~/.contenox/{rel}")
-        else:
-            run.instance.write(rel, text)
-            run.instance.recorder.note(f"wrote {rel}")
+        base = run.instance.home / ".contenox" if self.home else run.instance.work
+        with run.touching("path", self.path):
+            target = run.path("path", self.path, base)
+            containment.write(target, run.instance.root, run.fill(self.text))
+        run.instance.recorder.note(f"wrote ~/.contenox/{rel}" if self.home else f"wrote {rel}")
 
 
+@_builds(Write)
 def write(path: str, text: str, *, home: bool = False) -> Write:
     """Change a file between steps: ``write("notes.txt", "hello")``."""
     return Write(path=path, text=text, home=home)
 
 
 _UNDER = {"work": "the workspace", "contenox": "~/.contenox", "home": "the scratch $HOME"}
+
+
+def _base(run: Run, under: str) -> Path:
+    """The directory an ``under=`` names."""
+    instance = run.instance
+    return {
+        "work": instance.work,
+        "contenox": instance.home / ".contenox",
+        "home": instance.home,
+        "root": instance.root,
+    }[under]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -821,7 +1055,7 @@ class Edit(Action):
         object.__setattr__(self, "replace", dict(self.replace))
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if self.under not in _UNDER:
             raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
         if not isinstance(self.append, str):
@@ -845,13 +1079,10 @@ class Edit(Action):
     def execute(self, run: Run) -> None:
         __tracebackhide__ = True
         rel = run.fill(self.path)
-        base = {
-            "work": run.instance.work,
-            "contenox": run.instance.home / ".contenox",
-            "home": run.instance.home,
-        }[self.under]
-        target = base / rel
-        text = target.read_text(encoding="utf-8") if target.exists() else ""
+        root = run.instance.root
+        with run.touching("path", self.path):
+            target = run.path("path", self.path, _base(run, self.under))
+            text = containment.read_text(target, root) or ""
         for pattern, replacement in self.replace.items():
             text, count = re.subn(pattern, run.fill(replacement), text)
             if not count:
@@ -859,16 +1090,15 @@ class Edit(Action):
                     f"edit {rel!r} in {_UNDER[self.under]}: {pattern!r} matches nothing in\n{text}"
                 )
         text += run.fill(self.append)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        if self.executable:
-            target.chmod(0o755)
+        with run.touching("path", self.path):
+            containment.write(target, root, text, executable=self.executable)
         shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
         changes = [f"replaced {p!r}" for p in self.replace] + (["appended"] if self.append else [])
         changes += ["made executable"] if self.executable else []
         run.instance.recorder.note(f"edited {shown_path}: {', '.join(changes)}")
 
 
+@_builds(Edit)
 def edit(
     path: str,
     *,
@@ -900,7 +1130,7 @@ class Remove(Action):
     under: str = "work"
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if self.under not in _UNDER:
             raise problem("under", f"must be one of {sorted(_UNDER)}, got {self.under!r}")
 
@@ -908,20 +1138,19 @@ class Remove(Action):
         yield "path", self.path
 
     def execute(self, run: Run) -> None:
+        __tracebackhide__ = True
         rel = run.fill(self.path)
-        base = {
-            "work": run.instance.work,
-            "contenox": run.instance.home / ".contenox",
-            "home": run.instance.home,
-        }[self.under]
-        target = base / rel
-        if not target.is_file():
+        # The entry itself: a link is removed, never what it points at.
+        with run.touching("path", self.path):
+            target = run.path("path", self.path, _base(run, self.under), "entry")
+            removed = containment.unlink(target, run.instance.root)
+        if not removed:
             raise AssertionError(f"remove {rel!r} in {_UNDER[self.under]}: no such file")
-        target.unlink()
         shown_path = {"work": "", "contenox": "~/.contenox/", "home": "~/"}[self.under] + rel
         run.instance.recorder.note(f"removed {shown_path}")
 
 
+@_builds(Remove)
 def remove(path: str, *, under: str = "work") -> Remove:
     """Delete a file between steps: ``remove("agents/biller.md", under="contenox")``."""
     return Remove(path=path, under=under)
@@ -940,8 +1169,12 @@ class EditDialog(Action):
             raise problem("script", f"must be a Script, got {self.script!r}")
 
     def execute(self, run: Run) -> None:
-        path = run.dialog_paths[self.backend]
-        self.script.write(path)
+        __tracebackhide__ = True
+        written = run.dialog_paths[self.backend]
+        # The dialog file may have been removed and made a link since it was registered.
+        path = run.path("dialog", written.name, written.parent, fill=False)
+        with run.touching("dialog", str(written), fill=False):
+            self.script.write(path)
         run.instance.recorder.note(
             f"edited dialog {self.backend}: " + " / ".join(_turn_line(t) for t in self.script.turns)
         )
@@ -953,6 +1186,7 @@ def _turn_line(turn: object) -> str:
     return _turn(turn)
 
 
+@_builds(EditDialog)
 def edit_dialog(script: Script, *, backend: str = "scripted") -> EditDialog:
     """Rewrite a registered dialog's file between steps."""
     return EditDialog(script=script, backend=backend)
@@ -1121,6 +1355,7 @@ class Prompt(Action):
             )
 
 
+@_builds(Prompt)
 def prompt(text: str, **expect: Any) -> Prompt:
     """A prompt over the case's ACP session: ``prompt("hi", text_has=["Hello."])``."""
     return Prompt(text=text, **expect)
@@ -1191,6 +1426,7 @@ class Screen(Action):
                 )
 
 
+@_builds(Screen)
 def screen(
     shows: Expectation | None = None,
     *,
@@ -1228,6 +1464,7 @@ class Keys(Action):
             run.term.send(text)
 
 
+@_builds(Keys)
 def keys(text: str, *, enter: bool = True) -> Keys:
     """Type ``text`` (and Enter) into the terminal the case opened."""
     return Keys(text=text, enter=enter)
@@ -1329,6 +1566,7 @@ class Probe(Action):
             raise AssertionError(f"probe {self.name!r}: expected {self.expect!r}, got {value!r}")
 
 
+@_builds(Probe)
 def probe(
     name: str,
     read: Callable[..., object],
@@ -1346,6 +1584,7 @@ def probe(
     return Probe(name=name, read=read, args=args, expect=expect, capture=capture)
 
 
+@_builds(Probe)
 def output_of(*args: str, expect: object = _NOTHING) -> Probe:
     """The stdout of ``contenox <args>`` (which must exit 0), as captured state."""
 
@@ -1388,6 +1627,7 @@ class AcpTurn(Probe):
             )
 
 
+@_builds(AcpTurn)
 def acp_turn(name: str, read: Callable[[Any], object], *, expect: object = _NOTHING) -> AcpTurn:
     """A probe of the last ACP prompt's turn: ``acp_turn("cards", lambda t: t.update_kinds,
     expect=[...])``. Put it after a ``prompt(...)``."""
@@ -1401,7 +1641,10 @@ class Link(Action):
 
     ``under`` is ``"work"`` (the workspace) or ``"root"`` (the scratch root
     above it). A link made this way may point anywhere: that is what a case
-    about links that escape the workspace needs.
+    about links that escape the workspace needs. Its own path must lie inside
+    the scratch root; one pointing outside is noted as such in the transcript,
+    and no later step writes, edits or removes through it (each resolves its
+    path when it runs, :mod:`harness.case.containment`).
     """
 
     kind: ClassVar[str] = "link"
@@ -1410,7 +1653,7 @@ class Link(Action):
     under: str = "work"
 
     def check(self, problem: Callable[[str, str], CaseError]) -> None:
-        _relative(self.path, "path", problem)
+        _file(self.path, "path", problem)
         if not isinstance(self.target, str) or not self.target:
             raise problem("target", f"must be a path, got {self.target!r}")
         if self.under not in ("work", "root"):
@@ -1421,14 +1664,26 @@ class Link(Action):
         yield "target", self.target
 
     def execute(self, run: Run) -> None:
-        base = run.instance.work if self.under == "work" else run.instance.root
+        __tracebackhide__ = True
+        root = run.instance.root
         rel, target = run.fill(self.path), run.fill(self.target)
-        path = base / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.symlink_to(target)
-        run.instance.recorder.note(f"linked {rel} -> {target}")
+        with run.touching("target", self.target):
+            containment.check_text(target)
+        with run.touching("path", self.path):
+            path = run.path("path", self.path, _base(run, self.under), "entry")
+            containment.symlink(path, root, target)
+        # Where it points may be anywhere; nothing is written, edited or removed
+        # through it (each of those resolves its path), and the transcript says so.
+        points = os.path.realpath(os.path.join(path.parent, target))
+        outside = (
+            ""
+            if containment.inside(points, os.path.realpath(root))
+            else " (outside the scratch root)"
+        )
+        run.instance.recorder.note(f"linked {rel} -> {target}{outside}")
 
 
+@_builds(Link)
 def link(path: str, target: str, *, under: str = "work") -> Link:
     """A symbolic link between steps: ``link("link.txt", "{root}/outside.txt")``."""
     return Link(path=path, target=target, under=under)

@@ -35,6 +35,11 @@ elif args[:2] == ["backend", "add"]:
     script = args[args.index("--script") + 1]
     (state / "script").write_text(script)
     print(f'Backend "{args[2]}" added')
+elif args[:2] == ["backend", "list"]:
+    # The scripted backend's URL column is its script path, as contenox prints it.
+    script = (state / "script").read_text() if (state / "script").exists() else ""
+    print("NAME      TYPE           URL")
+    print(f"scripted  scripted-test  {script}")
 elif args[:2] == ["config", "set"]:
     print(f"ok {args[2]} = {args[3]}")
 elif args[:2] == ["approvals", "list"]:
