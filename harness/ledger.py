@@ -81,7 +81,7 @@ STATUSES = ("green", "confirmed defect", "unreachable", "docs disagree", "uncove
 KINDS = ("explanation", "opinion", "history", "cross-reference", "duplicate", "example")
 # Pages no ledger accounts for: the licence, the docs' own README, and the
 # provider pages until the loopback issue ledgers them (a prefix ends in /).
-EXCEPTED = ("LICENSE", "README.md", "integrations/providers/")
+EXCEPTED = ("LICENSE", "README.md")
 UNREAD_FILE = "UNREAD.txt"
 # The folder holding the CLI reference's per-section ledgers.
 _CLI_DIR = CLI_PAGE.removesuffix(".md")

@@ -37,6 +37,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -52,6 +53,9 @@ from .steps import (
     names_a_directory,
     placeholders,
 )
+
+if TYPE_CHECKING:
+    from ..servers.providers import Provider
 
 __all__ = ["DEFECT_PREFIX", "DOCS_DISAGREE_MARK", "Case", "Defect", "defect", "quarantine_mark"]
 
@@ -218,9 +222,13 @@ class Case:
     serves_all_turns: bool = True
     redact: Mapping[str, str] = field(default_factory=dict)
     snapshot: bool = True
+    # A provider stand-in serves ``script`` instead of the scripted-test backend:
+    # "openai", "vllm", "ollama", "gemini", "anthropic" or a Provider(...).
+    provider: str | Provider | None = None
 
     def __post_init__(self) -> None:
         check_case(self, CaseError)
+        self._check_provider()
         if not isinstance(self.name, str) or not _slug(self.name):
             raise CaseError(f"a Case needs a name that states the promise, got {self.name!r}")
         object.__setattr__(self, "steps", tuple(self.steps))
@@ -244,6 +252,18 @@ class Case:
             raise CaseError(f"case {self.name!r}: a defect needs what was observed and where")
         self._check_files()
         self._check_steps()
+
+    def _check_provider(self) -> None:
+        if self.provider is None:
+            return
+        from ..servers.providers import ProviderError, as_provider
+
+        try:
+            object.__setattr__(self, "provider", as_provider(self.provider, self.name))
+        except ProviderError as err:
+            raise CaseError(str(err)) from None
+        if self.script is None:
+            raise CaseError(f"case {self.name!r}: provider needs script=Script(...) to serve")
 
     def _problem(self, where: str, name: str, message: str) -> CaseError:
         return CaseError(f"case {self.name!r}: {where} {name}: {message}")
@@ -298,7 +318,7 @@ class Case:
             captures |= {"dialog"} | {f"dialog_{name}" for name in self.dialogs}
         started: set[str] = set()
         waited: set[str] = set()
-        served: set[str] = set()
+        served: set[str] = {"provider"} if self.provider is not None else set()
         for index, s in enumerate((*self.steps, *self.probes)):
             where = f"steps[{index}]" if index < len(self.steps) else "probes"
             if not isinstance(s, Action):

@@ -248,6 +248,9 @@ def run_case(case: Case, instance: Instance) -> Transcript:
     if case.init:
         instance.init()
     for name, script in case.dialogs.items():
+        if case.provider is not None:
+            run.dialog_paths[name] = provider_hook(run, script)
+            continue
         run.dialog_paths[name] = instance.use_script(
             script, name=name, filename=case.dialog_filename(name), make_default=False
         )
@@ -259,7 +262,7 @@ def run_case(case: Case, instance: Instance) -> Transcript:
     )
     for name, path in run.dialog_paths.items():
         run.captures[f"dialog_{name}"] = str(path)
-    if case.dialogs:
+    if case.dialogs and case.provider is None:
         default = case.default_backend or next(iter(case.dialogs))
         run.captures["dialog"] = str(run.dialog_paths[default])
         with recorder.setup():
@@ -277,12 +280,38 @@ def run_case(case: Case, instance: Instance) -> Transcript:
         raise
     run.close()
 
+    if case.provider is not None:
+        provider_done(run)
     check_demand(instance, serves_all_turns=case.serves_all_turns)
     recorder.demand_checked = case.serves_all_turns
     for index, p in enumerate(case.probes):
         run.where = f"probes[{index}] ({p.kind})"
         p.execute(run)
     return Transcript(recorder.transcript(transcript_head(instance)))
+
+
+def provider_hook(run: Run, script: Any) -> Path:
+    """Register the Case's provider stand-in as its page says; it is ``{provider}``'s server."""
+    from ..servers.providers import Provider, register_provider
+
+    assert isinstance(run.case.provider, Provider)
+    run.servers["provider"] = register_provider(run.instance, run.case.provider, script)
+    path = run.instance.work / run.case.dialog_filename("scripted")
+    script.write(path)
+    return path
+
+
+def provider_done(run: Run) -> None:
+    """The provider's model demand, and what contenox sent it, into the transcript."""
+    __tracebackhide__ = True
+    from ..servers.providers import check_served, sent
+
+    standin = run.servers["provider"]
+    run.instance.recorder.probe(
+        f"requests the {standin.protocol} stand-in received", [], sent(standin)
+    )
+    if run.case.serves_all_turns:
+        check_served(standin)
 
 
 def transcript_head(instance: Instance) -> dict[str, object]:

@@ -1,0 +1,1126 @@
+"""Model-provider stand-ins: the typed ``Script`` served in a real provider's wire format.
+
+The scripted-test backend replaces the model *inside* contenox, so its provider
+clients never run. A stand-in replaces the model *outside*: it listens on
+loopback, answers the listing calls contenox makes (``/v1/models``;
+``/api/tags`` and ``/api/show``; ``/v1beta/models``) and serves the same
+:class:`~harness.dialog.Script` the scripted backend replays, one turn per chat
+request, streamed the way that provider streams::
+
+    standin = start_provider("openai", Script(turns=[Turn(text="Hello there.")]))
+    # contenox backend add oai --type openai --url {standin.base_url} --api-key-env KEY
+    [chat] = standin.chat_requests()
+    assert chat.json()["stream"] is True
+
+================  ===============================  ====================================
+protocol          chat endpoint                    stream
+================  ===============================  ====================================
+``openai``        ``POST /v1/chat/completions``    SSE ``data:`` chunks, ``[DONE]``
+``vllm``          (the same protocol; base URL without ``/v1``)
+``ollama``        ``POST /api/chat``               NDJSON, one object a line
+``gemini``        ``POST /v1beta/models/M:streamGenerateContent?alt=sse``   SSE
+``anthropic``     ``POST /v1/messages``            SSE ``event:``/``data:`` pairs
+================  ===============================  ====================================
+
+A turn's text goes out in word-sized chunks, its thinking where the protocol
+has a place for it (``reasoning_content``; Ollama's ``thinking``; a Gemini
+``thought`` part; an Anthropic ``thinking`` block), its tool calls with their
+ids and arguments (the id is ``call_<turn>_<n>`` / ``toolu_…`` when the Script
+gives none), its finish reason (or the protocol's own for text / tool calls)
+and its usage. Every request is recorded — method, path, query, headers, body —
+and :meth:`ProviderRequest.shown` is its transcript form, with the key headers
+as ``[SECRET]``.
+
+A :class:`Fault` turns a chat request into an error path: an HTTP status
+(401/429/500, in the protocol's error body), a stream cut mid-turn, a malformed
+chunk, or a slow first byte. A faulted request never consumes its turn: the
+turn goes to the next request that is not faulted.
+
+Built on ``pytest-httpserver`` (werkzeug's threaded server) like
+:mod:`harness.servers.http_service`: a real HTTP/1.1 stack parses what contenox
+sends and frames the stream (chunked transfer encoding, a flush per chunk),
+so the stand-in is routing and wire format, not a protocol implementation of
+our own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from ..dialog import Script, ToolCall, Turn
+from .loopback import require_loopback
+
+if TYPE_CHECKING:
+    from ..instance import Instance
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "PROTOCOLS",
+    "SECRET_HEADERS",
+    "Fault",
+    "FaultKind",
+    "Protocol",
+    "ProviderError",
+    "ProviderRequest",
+    "ProviderStandIn",
+    "serve_provider",
+    "start_provider",
+]
+
+Protocol: TypeAlias = Literal["openai", "vllm", "ollama", "gemini", "anthropic"]
+PROTOCOLS: tuple[Protocol, ...] = ("openai", "vllm", "ollama", "gemini", "anthropic")
+FaultKind: TypeAlias = Literal["status", "cut", "malformed", "slow"]
+FAULT_KINDS: tuple[FaultKind, ...] = ("status", "cut", "malformed", "slow")
+
+# The model a stand-in lists when the Script names none.
+DEFAULT_MODELS: Mapping[str, str] = {
+    "openai": "gpt-e2e",
+    "vllm": "vllm-e2e",
+    "ollama": "qwen-e2e:8b",
+    "gemini": "gemini-e2e",
+    "anthropic": "claude-e2e",
+}
+# Headers (lower-case) and query parameters that carry a key: shown as [SECRET].
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+SECRET_QUERY = frozenset({"key"})
+SECRET = "[SECRET]"
+
+
+class ProviderError(ValueError):
+    """A stand-in asked for something it cannot serve; nothing was started."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """An error path for chat requests, from the ``turn``-th turn on.
+
+    - ``status``: answer HTTP ``status`` (401, 429, 500, …) with the protocol's
+      error body (and ``Retry-After: 0`` on 429);
+    - ``cut``: stream ``after`` chunks of the turn, then drop the connection
+      (no terminating chunk, no ``[DONE]``/``done``/``message_stop``);
+    - ``malformed``: stream ``after`` chunks, then one that is not JSON, then
+      the rest of the turn;
+    - ``slow``: send nothing, not even the headers, for ``delay`` seconds,
+      then the turn as usual (it consumes the turn).
+
+    ``times`` requests are faulted (``None``: every one from ``turn`` on).
+    """
+
+    kind: FaultKind
+    turn: int = 0
+    status: int = 500
+    after: int = 1
+    delay: float = 0.0
+    times: int | None = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ProviderError(f"Fault kind must be one of {FAULT_KINDS}, got {self.kind!r}")
+        if isinstance(self.turn, bool) or not isinstance(self.turn, int) or self.turn < 0:
+            raise ProviderError(f"Fault turn must be a turn index (0, 1, …), got {self.turn!r}")
+        if self.kind == "status" and not (
+            isinstance(self.status, int) and 400 <= self.status < 600
+        ):
+            raise ProviderError(
+                f"Fault status must be an HTTP error (400-599), got {self.status!r}"
+            )
+        if isinstance(self.after, bool) or not isinstance(self.after, int) or self.after < 0:
+            raise ProviderError(f"Fault after must be a chunk count (0, 1, …), got {self.after!r}")
+        if self.kind == "slow" and not (isinstance(self.delay, (int, float)) and self.delay > 0):
+            raise ProviderError(f"a slow Fault needs delay > 0 seconds, got {self.delay!r}")
+        if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
+            raise ProviderError(f"Fault times must be at least 1 or None, got {self.times!r}")
+
+    @property
+    def consumes_turn(self) -> bool:
+        return self.kind == "slow"
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    """One request a stand-in received. Header names are lower-cased."""
+
+    method: str
+    path: str
+    query: Mapping[str, tuple[str, ...]]
+    headers: Mapping[str, str]
+    body: str
+    # The turn it was served (None: a listing call, a fault, or past the end).
+    turn: int | None = None
+    fault: str | None = None
+
+    def json(self) -> Any:
+        """The body parsed as JSON (fails with the body if it is not JSON)."""
+        try:
+            return json.loads(self.body)
+        except ValueError as err:
+            raise AssertionError(
+                f"{self.method} {self.path}: body is not JSON ({err}): {self.body!r}"
+            ) from err
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    def shown(self, *, keep_headers: Sequence[str] = ()) -> dict[str, Any]:
+        """The request as a transcript shows it: key headers and ``?key=`` as ``[SECRET]``.
+
+        Only the headers that carry a key, name a protocol version or a content
+        type are kept (plus ``keep_headers``): the rest (``Host`` with its port,
+        ``User-Agent``) say nothing about contenox's promise.
+        """
+        kept = {"anthropic-version", "content-type", "accept", *(h.lower() for h in keep_headers)}
+        headers = {
+            k: (SECRET if k in SECRET_HEADERS else v)
+            for k, v in sorted(self.headers.items())
+            if k in SECRET_HEADERS or k in kept
+        }
+        out: dict[str, Any] = {"request": f"{self.method} {self.path}"}
+        if self.query:
+            out["query"] = {
+                k: [SECRET] * len(v) if k in SECRET_QUERY else list(v)
+                for k, v in sorted(self.query.items())
+            }
+        out["headers"] = headers
+        if self.body:
+            try:
+                out["body"] = json.loads(self.body)
+            except ValueError:
+                out["body"] = self.body
+        return out
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def chunks(text: str) -> list[str]:
+    """``text`` cut into word-sized pieces that join back to it (none empty).
+
+    >>> chunks("Hello there, world.")
+    ['Hello ', 'there, ', 'world.']
+    """
+    return re.findall(r"\s*\S+\s*|\s+", text) or ([text] if text else [])
+
+
+def _arguments_text(call: ToolCall) -> str:
+    if isinstance(call.arguments, str):
+        return call.arguments
+    return json.dumps(dict(call.arguments or {}), separators=(",", ":"), sort_keys=True)
+
+
+def _arguments_object(call: ToolCall) -> Any:
+    """The arguments as an object, for protocols that carry one (a raw string stays a string)."""
+    if isinstance(call.arguments, str):
+        try:
+            return json.loads(call.arguments)
+        except ValueError:
+            return call.arguments
+    return dict(call.arguments or {})
+
+
+def _halves(text: str) -> list[str]:
+    """A JSON text in two fragments, as providers stream tool arguments."""
+    if len(text) < 2:
+        return [text]
+    middle = len(text) // 2
+    return [text[:middle], text[middle:]]
+
+
+def _usage(turn: Turn) -> tuple[int, int, int]:
+    usage = turn.usage
+    prompt = usage.prompt_tokens if usage and usage.prompt_tokens is not None else 10
+    completion = usage.completion_tokens if usage and usage.completion_tokens is not None else 5
+    total = usage.total_tokens if usage and usage.total_tokens is not None else prompt + completion
+    return prompt, completion, total
+
+
+def _sse(data: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _ndjson(data: Any) -> bytes:
+    return (json.dumps(data, ensure_ascii=False) + "\n").encode()
+
+
+# --------------------------------------------------------------------------- the stand-in
+
+
+class ProviderStandIn:
+    """A running stand-in: its URLs, its requests, what it served, and stop."""
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        script: Script,
+        server: HTTPServer,
+        *,
+        fault: Fault | None = None,
+    ) -> None:
+        self.protocol = protocol
+        self.script = script
+        self.fault = fault
+        self.model = script.model or DEFAULT_MODELS[protocol]
+        self._server = server
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._requests: list[ProviderRequest] = []
+        self._next_turn = 0
+        self._faulted = 0
+        self.exhausted = 0
+        # Set once the server listens (its port is picked by the OS at start).
+        self.url = ""
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def base_url(self) -> str:
+        """The ``--url`` the provider page tells a user to give for this protocol."""
+        return f"{self.url}/v1" if self.protocol == "openai" else self.url
+
+    @property
+    def served(self) -> int:
+        """How many turns of the Script were served."""
+        with self._lock:
+            return self._next_turn
+
+    def requests(self) -> list[ProviderRequest]:
+        """Every request received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def chat_requests(self) -> list[ProviderRequest]:
+        """The chat (generation) requests, oldest first."""
+        return [r for r in self.requests() if _is_chat(self.protocol, r.method, r.path)]
+
+    def shown(self) -> list[dict[str, Any]]:
+        """Every request in its transcript form (:meth:`ProviderRequest.shown`)."""
+        return [r.shown() for r in self.requests()]
+
+    def unserved(self) -> list[int]:
+        """Turns not served that the case must see served (trailing optional ones excepted)."""
+        needed = len(self.script.turns) - self.script.optional_turns
+        return list(range(self.served, needed))
+
+    def problem(self) -> str | None:
+        """Why the dialog was not served exactly (None: it was)."""
+        if self.exhausted and not self.script.runs_past_end:
+            return (
+                f"the {self.protocol} stand-in was asked for a turn {self.exhausted} time(s) "
+                f"after its {len(self.script.turns)} turn(s) ran out; add the turn contenox "
+                f"asked for, or pass runs_past_end=True\n{self.describe()}"
+            )
+        if self.unserved():
+            return (
+                f"the {self.protocol} stand-in served {self.served} of "
+                f"{len(self.script.turns)} turn(s); turn(s) {self.unserved()} were never asked "
+                f"for\n{self.describe()}"
+            )
+        return None
+
+    def describe(self) -> str:
+        """Every request so far, one per line, for a failure message."""
+        rows = [
+            f"  {r.method} {r.path} turn={r.turn} fault={r.fault} {r.shown()['headers']} "
+            f"{r.body[:300]!r}"
+            for r in self.requests()
+        ]
+        return f"requests received by the {self.protocol} stand-in at {self.url}:\n" + (
+            "\n".join(rows) or "  (none)"
+        )
+
+    def stop(self) -> None:
+        """Stop serving (idempotent); a slow first byte still waiting is released."""
+        self._stopping.set()
+        if self._server.is_running():
+            self._server.stop()
+
+    # ------------------------------------------------------------------ handling
+
+    def _record(self, request: Request, body: str, turn: int | None, fault: str | None) -> None:
+        self._requests.append(
+            ProviderRequest(
+                method=request.method,
+                path=request.path,
+                query={k: tuple(request.args.getlist(k)) for k in request.args},
+                headers={k.lower(): v for k, v in request.headers.items()},
+                body=body,
+                turn=turn,
+                fault=fault,
+            )
+        )
+
+    def _handle(self, request: Request) -> Response:
+        body = request.get_data(as_text=True)
+        if not _is_chat(self.protocol, request.method, request.path):
+            with self._lock:
+                self._record(request, body, None, None)
+            return self._listing(request, body)
+        with self._lock:
+            index = self._next_turn
+            fault = self.fault
+            faulted = (
+                fault is not None
+                and index >= fault.turn
+                and (fault.times is None or self._faulted < fault.times)
+            )
+            if faulted:
+                assert fault is not None
+                self._faulted += 1
+            if index >= len(self.script.turns):
+                self.exhausted += 1
+                self._record(request, body, None, "exhausted")
+                return self._error(
+                    500, f"e2e stand-in: the script's {len(self.script.turns)} turns ran out"
+                )
+            if faulted and fault is not None and not fault.consumes_turn:
+                self._record(request, body, None, fault.kind)
+                if fault.kind == "status":
+                    return self._error(fault.status, f"e2e stand-in: fault {fault.status}")
+            else:
+                self._next_turn += 1
+                self._record(request, body, index, fault.kind if faulted and fault else None)
+        turn = self.script.turns[index]
+        assert isinstance(turn, Turn)
+        stream = self._wants_stream(request, body)
+        pieces: list[bytes | BaseException] = (
+            list(self._stream(turn, index)) if stream else [self._whole(turn, index)]
+        )
+        if faulted and fault is not None:
+            pieces = self._faulty(pieces, fault)
+        kind = {"ollama": "application/x-ndjson"}.get(self.protocol, "text/event-stream")
+        if not stream:
+            kind = "application/json"
+        return Response(self._flow(pieces, fault if faulted else None), content_type=kind)
+
+    def _flow(self, pieces: list[bytes | BaseException], fault: Fault | None) -> Iterator[bytes]:
+        if fault is not None and fault.kind == "slow":
+            self._stopping.wait(fault.delay)
+        for piece in pieces:
+            if isinstance(piece, BaseException):
+                raise piece
+            yield piece
+
+    def _faulty(
+        self, pieces: list[bytes | BaseException], fault: Fault
+    ) -> list[bytes | BaseException]:
+        out: list[bytes | BaseException] = list(pieces)
+        if fault.kind == "cut":
+            # werkzeug treats a ConnectionError as the peer gone: it closes the
+            # socket without the terminating chunk, which is a cut stream to the client.
+            out = [*pieces[: fault.after], ConnectionResetError("e2e stand-in: stream cut")]
+        elif fault.kind == "malformed":
+            bad = b"data: {not json\n\n" if self.protocol != "ollama" else b"{not json\n"
+            out = [*pieces[: fault.after], bad, *pieces[fault.after :]]
+        return out
+
+    def _wants_stream(self, request: Request, body: str) -> bool:
+        if self.protocol == "gemini":
+            return request.path.endswith(":streamGenerateContent")
+        try:
+            doc = json.loads(body or "{}")
+        except ValueError:
+            return False
+        stream = doc.get("stream") if isinstance(doc, dict) else None
+        if self.protocol == "ollama":
+            return stream is not False  # Ollama streams unless told not to
+        return stream is True
+
+    # ------------------------------------------------------------------ listings and errors
+
+    def _listing(self, request: Request, body: str) -> Response:
+        path, method = request.path, request.method
+        p = self.protocol
+        if p in ("openai", "vllm", "anthropic") and method == "GET" and path == "/v1/models":
+            if p == "anthropic":
+                row = {
+                    "type": "model",
+                    "id": self.model,
+                    "display_name": self.model,
+                    "created_at": "2025-01-01T00:00:00Z",
+                }
+                data: dict[str, Any] = {
+                    "data": [row],
+                    "has_more": False,
+                    "first_id": self.model,
+                    "last_id": self.model,
+                }
+                return _json(data)
+            model = {"id": self.model, "object": "model", "created": 1735689600, "owned_by": "e2e"}
+            if p == "vllm" and self.script.context_length:
+                model["max_model_len"] = self.script.context_length
+            return _json({"object": "list", "data": [model]})
+        if p == "ollama" and path == "/api/tags":
+            return _json({"models": [self._ollama_tag()]})
+        if p == "ollama" and path == "/api/show" and method == "POST":
+            asked = _field(body, "model") or _field(body, "name")
+            if asked not in (self.model, f"{self.model}:latest"):
+                return _json({"error": f"model '{asked}' not found"}, 404)
+            return _json(self._ollama_show())
+        if p == "ollama" and path == "/api/version":
+            return _json({"version": "0.12.0"})
+        if p == "ollama" and path == "/api/ps":
+            return _json({"models": []})
+        if p == "gemini" and method == "GET" and path == "/v1beta/models":
+            return _json({"models": [self._gemini_model()]})
+        if p == "gemini" and method == "GET" and path == f"/v1beta/models/{self.model}":
+            return _json(self._gemini_model())
+        return self._error(404, f"e2e stand-in: no route {method} {path}")
+
+    def _error(self, status: int, message: str) -> Response:
+        p = self.protocol
+        if p == "anthropic":
+            kinds = {401: "authentication_error", 429: "rate_limit_error", 500: "api_error"}
+            kind = kinds.get(status, "invalid_request_error")
+            data: Any = {"type": "error", "error": {"type": kind, "message": message}}
+        elif p == "gemini":
+            statuses = {401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 404: "NOT_FOUND"}
+            state = statuses.get(status, "INTERNAL")
+            data = {"error": {"code": status, "message": message, "status": state}}
+        elif p == "ollama":
+            data = {"error": message}
+        else:
+            kinds = {401: "invalid_request_error", 429: "rate_limit_exceeded"}
+            codes = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
+            data = {
+                "error": {
+                    "message": message,
+                    "type": kinds.get(status, "server_error"),
+                    "param": None,
+                    "code": codes.get(status),
+                }
+            }
+        response = _json(data, status)
+        if status == 429:
+            response.headers["Retry-After"] = "0"
+        return response
+
+    def _ollama_tag(self) -> dict[str, Any]:
+        return {
+            "name": self.model,
+            "model": self.model,
+            "modified_at": "2025-01-01T00:00:00Z",
+            "size": 1000,
+            "digest": "e2e0" * 16,
+            "details": {"format": "gguf", "family": "e2e", "parameter_size": "8B"},
+        }
+
+    def _ollama_show(self) -> dict[str, Any]:
+        caps = ["completion", "tools"]
+        flags = self.script.capabilities
+        if flags is not None and getattr(flags, "think", None):
+            caps.append("thinking")
+        if flags is not None and getattr(flags, "vision", None):
+            caps.append("vision")
+        if flags is not None and getattr(flags, "embed", None):
+            caps.append("embedding")
+        info: dict[str, Any] = {"general.architecture": "e2e"}
+        if self.script.context_length:
+            info["e2e.context_length"] = self.script.context_length
+        return {
+            "modelfile": "",
+            "template": "",
+            "details": {"format": "gguf", "family": "e2e", "parameter_size": "8B"},
+            "model_info": info,
+            "capabilities": caps,
+        }
+
+    def _gemini_model(self) -> dict[str, Any]:
+        return {
+            "name": f"models/{self.model}",
+            "displayName": self.model,
+            "inputTokenLimit": self.script.context_length or 32768,
+            "outputTokenLimit": self.script.max_output_tokens or 8192,
+            "supportedGenerationMethods": ["generateContent", "streamGenerateContent"],
+            "thinking": bool(self.script.capabilities and self.script.capabilities.think),  # type: ignore[union-attr]
+        }
+
+    # ------------------------------------------------------------------ a turn, per protocol
+
+    def _stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        return {
+            "openai": self._openai_stream,
+            "vllm": self._openai_stream,
+            "ollama": self._ollama_stream,
+            "gemini": self._gemini_stream,
+            "anthropic": self._anthropic_stream,
+        }[self.protocol](turn, index)
+
+    def _whole(self, turn: Turn, index: int) -> bytes:
+        return json.dumps(
+            {
+                "openai": self._openai_whole,
+                "vllm": self._openai_whole,
+                "ollama": self._ollama_whole,
+                "gemini": self._gemini_whole,
+                "anthropic": self._anthropic_whole,
+            }[self.protocol](turn, index),
+            ensure_ascii=False,
+        ).encode()
+
+    def _call_id(self, call: ToolCall, index: int, n: int) -> str:
+        if call.id:
+            return call.id
+        prefix = "toolu" if self.protocol == "anthropic" else "call"
+        return f"{prefix}_e2e_{index}_{n}"
+
+    # OpenAI chat completions (and vLLM) ------------------------------------------------
+
+    def _openai_finish(self, turn: Turn) -> str:
+        return turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
+
+    def _openai_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        base = {
+            "id": f"chatcmpl-e2e-{index}",
+            "object": "chat.completion.chunk",
+            "created": 1735689600,
+            "model": self.model,
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            return _sse({**base, "choices": [choice]})
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in chunks(turn.thinking or ""):
+            yield chunk({"reasoning_content": piece})
+        for piece in chunks(turn.text or ""):
+            yield chunk({"content": piece})
+        for n, call in enumerate(turn.tool_calls):
+            head = {
+                "index": n,
+                "id": self._call_id(call, index, n),
+                "type": "function",
+                "function": {"name": call.name, "arguments": ""},
+            }
+            yield chunk({"tool_calls": [head]})
+            for part in _halves(_arguments_text(call)):
+                yield chunk({"tool_calls": [{"index": n, "function": {"arguments": part}}]})
+        yield chunk({}, self._openai_finish(turn))
+        prompt, completion, total = _usage(turn)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+        yield _sse({**base, "choices": [], "usage": usage})
+        yield b"data: [DONE]\n\n"
+
+    def _openai_whole(self, turn: Turn, index: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or ""}
+        if turn.thinking:
+            message["reasoning_content"] = turn.thinking
+        if turn.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": self._call_id(call, index, n),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": _arguments_text(call)},
+                }
+                for n, call in enumerate(turn.tool_calls)
+            ]
+        prompt, completion, total = _usage(turn)
+        return {
+            "id": f"chatcmpl-e2e-{index}",
+            "object": "chat.completion",
+            "created": 1735689600,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": self._openai_finish(turn)}
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": total,
+            },
+        }
+
+    # Ollama /api/chat -----------------------------------------------------------------
+
+    def _ollama_calls(self, turn: Turn, index: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": self._call_id(call, index, n),
+                "function": {"index": n, "name": call.name, "arguments": _arguments_object(call)},
+            }
+            for n, call in enumerate(turn.tool_calls)
+        ]
+
+    def _ollama_final(self, turn: Turn) -> dict[str, Any]:
+        prompt, completion, _ = _usage(turn)
+        return {
+            "model": self.model,
+            "created_at": "2025-01-01T00:00:00Z",
+            "done": True,
+            "done_reason": turn.finish_reason or "stop",
+            "total_duration": 1000,
+            "load_duration": 10,
+            "prompt_eval_count": prompt,
+            "prompt_eval_duration": 100,
+            "eval_count": completion,
+            "eval_duration": 100,
+        }
+
+    def _ollama_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        def line(message: dict[str, Any]) -> bytes:
+            return _ndjson(
+                {
+                    "model": self.model,
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "message": {"role": "assistant", "content": "", **message},
+                    "done": False,
+                }
+            )
+
+        for piece in chunks(turn.thinking or ""):
+            yield line({"thinking": piece})
+        for piece in chunks(turn.text or ""):
+            yield line({"content": piece})
+        if turn.tool_calls:
+            yield line({"tool_calls": self._ollama_calls(turn, index)})
+        final = self._ollama_final(turn)
+        final["message"] = {"role": "assistant", "content": ""}
+        yield _ndjson(final)
+
+    def _ollama_whole(self, turn: Turn, index: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or ""}
+        if turn.thinking:
+            message["thinking"] = turn.thinking
+        if turn.tool_calls:
+            message["tool_calls"] = self._ollama_calls(turn, index)
+        return {**self._ollama_final(turn), "message": message}
+
+    # Gemini generateContent -----------------------------------------------------------
+
+    def _gemini_call(self, call: ToolCall, index: int, n: int) -> dict[str, Any]:
+        args = _arguments_object(call)
+        return {
+            "functionCall": {
+                "id": self._call_id(call, index, n),
+                "name": call.name,
+                "args": args if isinstance(args, dict) else {},
+            }
+        }
+
+    def _gemini_usage(self, turn: Turn) -> dict[str, int]:
+        prompt, completion, total = _usage(turn)
+        return {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": completion,
+            "totalTokenCount": total,
+        }
+
+    def _gemini_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        def event(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+            if finish is not None:
+                candidate["finishReason"] = finish
+            data: dict[str, Any] = {"candidates": [candidate], "modelVersion": self.model}
+            if finish is not None:
+                data["usageMetadata"] = self._gemini_usage(turn)
+            return _sse(data)
+
+        for piece in chunks(turn.thinking or ""):
+            yield event([{"text": piece, "thought": True}])
+        for piece in chunks(turn.text or ""):
+            yield event([{"text": piece}])
+        calls = [self._gemini_call(c, index, n) for n, c in enumerate(turn.tool_calls)]
+        if calls:
+            yield event(calls)
+        yield event([{"text": ""}], turn.finish_reason or "STOP")
+
+    def _gemini_whole(self, turn: Turn, index: int) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = []
+        if turn.thinking:
+            parts.append({"text": turn.thinking, "thought": True})
+        if turn.text:
+            parts.append({"text": turn.text})
+        parts += [self._gemini_call(c, index, n) for n, c in enumerate(turn.tool_calls)]
+        return {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": parts},
+                    "finishReason": turn.finish_reason or "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": self._gemini_usage(turn),
+            "modelVersion": self.model,
+        }
+
+    # Anthropic messages ---------------------------------------------------------------
+
+    def _anthropic_stop(self, turn: Turn) -> str:
+        return turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn")
+
+    def _anthropic_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        prompt, completion, _ = _usage(turn)
+        start: dict[str, Any] = {
+            "id": f"msg_e2e_{index}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": 1},
+        }
+        yield _sse({"type": "message_start", "message": start}, "message_start")
+        block = 0
+
+        def open_block(content: dict[str, Any]) -> bytes:
+            data = {"type": "content_block_start", "index": block, "content_block": content}
+            return _sse(data, "content_block_start")
+
+        def delta(content: dict[str, Any]) -> bytes:
+            data = {"type": "content_block_delta", "index": block, "delta": content}
+            return _sse(data, "content_block_delta")
+
+        def close_block() -> bytes:
+            return _sse({"type": "content_block_stop", "index": block}, "content_block_stop")
+
+        if turn.thinking:
+            yield open_block({"type": "thinking", "thinking": ""})
+            for piece in chunks(turn.thinking):
+                yield delta({"type": "thinking_delta", "thinking": piece})
+            yield delta({"type": "signature_delta", "signature": "e2e-signature"})
+            yield close_block()
+            block += 1
+        if turn.text:
+            yield open_block({"type": "text", "text": ""})
+            for piece in chunks(turn.text):
+                yield delta({"type": "text_delta", "text": piece})
+            yield close_block()
+            block += 1
+        for n, call in enumerate(turn.tool_calls):
+            yield open_block(
+                {
+                    "type": "tool_use",
+                    "id": self._call_id(call, index, n),
+                    "name": call.name,
+                    "input": {},
+                }
+            )
+            for part in _halves(_arguments_text(call)):
+                yield delta({"type": "input_json_delta", "partial_json": part})
+            yield close_block()
+            block += 1
+        stop = {"stop_reason": self._anthropic_stop(turn), "stop_sequence": None}
+        yield _sse(
+            {"type": "message_delta", "delta": stop, "usage": {"output_tokens": completion}},
+            "message_delta",
+        )
+        yield _sse({"type": "message_stop"}, "message_stop")
+
+    def _anthropic_whole(self, turn: Turn, index: int) -> dict[str, Any]:
+        prompt, completion, _ = _usage(turn)
+        content: list[dict[str, Any]] = []
+        if turn.thinking:
+            content.append(
+                {"type": "thinking", "thinking": turn.thinking, "signature": "e2e-signature"}
+            )
+        if turn.text:
+            content.append({"type": "text", "text": turn.text})
+        content += [
+            {
+                "type": "tool_use",
+                "id": self._call_id(call, index, n),
+                "name": call.name,
+                "input": _arguments_object(call),
+            }
+            for n, call in enumerate(turn.tool_calls)
+        ]
+        return {
+            "id": f"msg_e2e_{index}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": self._anthropic_stop(turn),
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        }
+
+
+def _is_chat(protocol: str, method: str, path: str) -> bool:
+    if method != "POST":
+        return False
+    if protocol in ("openai", "vllm"):
+        return path == "/v1/chat/completions"
+    if protocol == "ollama":
+        return path == "/api/chat"
+    if protocol == "gemini":
+        return bool(re.fullmatch(r"/v1beta/models/[^/]+:(stream)?[gG]enerateContent", path))
+    return path == "/v1/messages"
+
+
+def _field(body: str, name: str) -> str:
+    try:
+        doc = json.loads(body or "{}")
+    except ValueError:
+        return ""
+    value = doc.get(name) if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(json.dumps(data), status=status, content_type="application/json")
+
+
+# --------------------------------------------------------------------------- starting
+
+
+def start_provider(
+    protocol: Protocol,
+    script: Script,
+    *,
+    host: str = "127.0.0.1",
+    fault: Fault | None = None,
+) -> ProviderStandIn:
+    """Start the ``protocol`` stand-in serving ``script`` on ``host`` at an OS-picked port.
+
+    Refuses a non-loopback ``host`` (:class:`~harness.servers.NotLoopback`), an
+    unknown protocol, or a fault that is not a :class:`Fault`, before binding anything.
+    """
+    require_loopback(host)
+    if protocol not in PROTOCOLS:
+        raise ProviderError(
+            f"no stand-in for protocol {protocol!r}; the harness has {', '.join(PROTOCOLS)}"
+        )
+    if not isinstance(script, Script):
+        raise ProviderError(f"a stand-in serves a Script, got {type(script).__name__}")
+    if fault is not None and not isinstance(fault, Fault):
+        raise ProviderError(f"fault must be a Fault, got {fault!r}")
+    server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=10.0)
+    standin = ProviderStandIn(protocol, script, server, fault=fault)
+    server.expect_request(re.compile(".*")).respond_with_handler(standin._handle)
+    server.start()
+    # start() probes the server with a GET / of its own: not a request contenox made.
+    with standin._lock:
+        standin._requests.clear()
+    standin.url = server.url_for("/").rstrip("/")
+    return standin
+
+
+def serve_provider(
+    instance: Instance,
+    protocol: Protocol,
+    script: Script,
+    *,
+    fault: Fault | None = None,
+) -> ProviderStandIn:
+    """Start a stand-in for this case; it is stopped when the case ends."""
+    standin = start_provider(protocol, script, fault=fault)
+
+    def stop() -> None:
+        standin.stop()
+
+    instance.cleanups.append(stop)
+    return standin
+
+
+# --------------------------------------------------------------------------- a Case's provider
+
+# The environment variable a case's key travels in, and the key (a fake: only the
+# stand-in ever sees it, and the transcript shows it as [SECRET]).
+KEY_ENV = "E2E_PROVIDER_KEY"
+KEY = "sk-e2e-provider-key-0000"
+# How each provider page registers it: backend name, --type, and whether a key is given.
+_REGISTRATION: Mapping[str, tuple[str, str, bool]] = {
+    "openai": ("openai", "openai", True),
+    "vllm": ("myvllm", "vllm", False),
+    "ollama": ("ollama", "ollama", False),
+    "gemini": ("gemini", "gemini", True),
+    "anthropic": ("anthropic", "anthropic", True),
+}
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Which protocol serves a Case's dialog: ``Case(provider=Provider("openai", fault=…))``.
+
+    ``key=False`` registers it without ``--api-key-env`` (an Ollama or vLLM
+    server needs none); the default follows the provider page.
+    """
+
+    protocol: Protocol
+    fault: Fault | None = None
+    key: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ProviderError(
+                f"provider {self.protocol!r} has no stand-in; give one of {', '.join(PROTOCOLS)}"
+            )
+        if self.fault is not None and not isinstance(self.fault, Fault):
+            raise ProviderError(f"provider fault must be a Fault, got {self.fault!r}")
+        if self.key is not None and not isinstance(self.key, bool):
+            raise ProviderError(f"provider key must be True, False or None, got {self.key!r}")
+
+    @property
+    def backend(self) -> str:
+        """The backend name the provider page registers (``openai``, ``myvllm``, …)."""
+        return _REGISTRATION[self.protocol][0]
+
+    @property
+    def with_key(self) -> bool:
+        return _REGISTRATION[self.protocol][2] if self.key is None else self.key
+
+
+def as_provider(value: object, case: str) -> Provider:
+    """A Case's ``provider`` field as a :class:`Provider`, or a CaseError-worthy message."""
+    if isinstance(value, Provider):
+        return value
+    if isinstance(value, str):
+        try:
+            return Provider(value)  # type: ignore[arg-type]
+        except ProviderError as err:
+            raise ProviderError(f"case {case!r}: {err}") from None
+    raise ProviderError(
+        f"case {case!r}: provider must be a protocol name ({', '.join(PROTOCOLS)}) or a "
+        f"Provider(...), got {value!r}"
+    )
+
+
+def _turn_line(turn: Turn) -> str:
+    parts = []
+    if turn.thinking:
+        parts.append(f"(thinking) {turn.thinking}")
+    if turn.text:
+        parts.append(turn.text)
+    for call in turn.tool_calls:
+        parts.append(f"-> {call.name} {_arguments_text(call)}")
+    return " | ".join(parts)
+
+
+def register_provider(instance: Instance, provider: Provider, script: Script) -> ProviderStandIn:
+    """Start ``provider``'s stand-in serving ``script`` and register it as its page says.
+
+    ``contenox backend add <name> --type <type> --url <stand-in> [--api-key-env VAR]``,
+    then ``config set default-provider`` and ``default-model``. The URL and the key
+    read as ``[PROVIDER_URL]`` and ``[SECRET]`` in the transcript.
+    """
+    __tracebackhide__ = True
+    standin = serve_provider(instance, provider.protocol, script, fault=provider.fault)
+    recorder = instance.recorder
+    recorder.name(standin.url, "[PROVIDER_URL]")
+    recorder.name(KEY, SECRET)
+    recorder.entries.append(
+        {
+            "provider": f"{provider.protocol} stand-in",
+            "model": standin.model,
+            "fault": _fault_line(provider.fault),
+            "turns": [_turn_line(t) for t in script.turns if isinstance(t, Turn)],
+        }
+    )
+    name, kind, _ = _REGISTRATION[provider.protocol]
+    args = ["backend", "add", name, "--type", kind, "--url", standin.base_url]
+    env = None
+    if provider.with_key:
+        args += ["--api-key-env", KEY_ENV]
+        env = {KEY_ENV: KEY}
+    with recorder.setup():
+        instance.must(*args, env=env)
+        instance.must("config", "set", "default-provider", kind)
+        instance.must("config", "set", "default-model", standin.model)
+    return standin
+
+
+def _fault_line(fault: Fault | None) -> str:
+    if fault is None:
+        return "none"
+    detail = {
+        "status": f"HTTP {fault.status}",
+        "cut": f"stream cut after {fault.after} chunk(s)",
+        "malformed": f"a malformed chunk after {fault.after}",
+        "slow": f"first byte after {fault.delay}s",
+    }[fault.kind]
+    times = "every request" if fault.times is None else f"{fault.times} request(s)"
+    return f"{detail} from turn {fault.turn}, {times}"
+
+
+# contenox v1.0.0 carries a provider's tool-call id back with a random suffix of its
+# own (``call_e2e_0_0`` comes back as ``call_e2e_0_0-8508``): shown as ``-[SUFFIX]``.
+_ID_SUFFIX = re.compile(r"\b((?:call|toolu)_e2e_\d+_\d+)-[0-9a-f]{4}\b")
+
+
+def _unsuffixed(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ID_SUFFIX.sub(r"\1-[SUFFIX]", value)
+    if isinstance(value, list):
+        return [_unsuffixed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unsuffixed(v) for k, v in value.items()}
+    return value
+
+
+def sent(standin: ProviderStandIn) -> list[dict[str, Any]]:
+    """What contenox sent the stand-in, as a transcript shows it.
+
+    Listing calls by method and path; each chat request with its headers (keys as
+    ``[SECRET]``) and body, the system prompt as ``[system prompt]`` (it carries
+    the date), the tools offered by name, and ``prompt_cache_key`` as ``[CACHE KEY]``.
+    """
+    out: list[dict[str, Any]] = []
+    for request in standin.requests():
+        shown = request.shown()
+        if not _is_chat(standin.protocol, request.method, request.path):
+            out.append({k: v for k, v in shown.items() if k != "body"} | _listing_body(shown))
+            continue
+        body = shown.get("body")
+        if isinstance(body, dict):
+            shown["body"] = _unsuffixed(_chat_body(body))
+        shown["served"] = request.turn if request.turn is not None else request.fault
+        out.append(shown)
+    return out
+
+
+def _listing_body(shown: Mapping[str, Any]) -> dict[str, Any]:
+    body = shown.get("body")
+    return {"body": body} if body else {}
+
+
+def _tool_names(tools: Any) -> list[str]:
+    names: list[str] = []
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict):
+            continue
+        if "function" in tool and isinstance(tool["function"], dict):
+            names.append(str(tool["function"].get("name")))
+        elif "name" in tool:
+            names.append(str(tool["name"]))
+        for key in ("functionDeclarations", "function_declarations"):
+            names += [str(f.get("name")) for f in tool.get(key, []) if isinstance(f, dict)]
+    return names
+
+
+def _chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        if key == "tools":
+            out[key] = _tool_names(value)
+        elif key == "prompt_cache_key":
+            out[key] = "[CACHE KEY]"
+        elif key in ("system", "system_instruction", "systemInstruction"):
+            out[key] = "[system prompt]"
+        elif key in ("messages", "contents") and isinstance(value, list):
+            out[key] = [
+                {**m, "content": "[system prompt]"}
+                if isinstance(m, dict) and m.get("role") == "system"
+                else m
+                for m in value
+            ]
+        else:
+            out[key] = value
+    return out
+
+
+def check_served(standin: ProviderStandIn) -> None:
+    """Fail unless the stand-in served its dialog exactly (the provider's model demand)."""
+    __tracebackhide__ = True
+    problem = standin.problem()
+    if problem is not None:
+        raise AssertionError(problem)
