@@ -24,12 +24,12 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.location import PyTestLocation
 
+from . import pending
 from .binary import Binary, BinaryError, resolve_binary
 from .case import DEFECT_PREFIX, Case, check_demand, run_case, transcript_head
 from .case.model import quarantine_mark
 from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
-from . import pending
 from .pending import discard_pending, failure_message, write_pending
 from .snapshot import DialogExtension, TranscriptExtension, first_difference, owned_by
 
