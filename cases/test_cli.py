@@ -496,6 +496,19 @@ ENV_THINK = Case(
     ],
     defect=Defect(
         title="CONTENOX_DEFAULT_THINK is not read as the reasoning level",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            'scratch home: real. Saw: env run: "reply from m1", exit 0. --think '
+            'bogus: "Error: --think: invalid think level "bogus" (valid: auto, off, '
+            'minimal, low, medium, high, xhigh)". config set default-think bogus: '
+            '"Error: invalid think level "bogus"" too Note: It reproduces: the flag '
+            "and the config key both refuse the value, but the variable takes it "
+            "without a word. Caveat: this only shows that a bad value is ignored. I "
+            "did not check whether a valid value (e.g. high) reaches the request "
+            '(state show --raw), so the title "not read" is not proven beyond that. '
+            "doctor prints no think line, with or without the variable. No page found "
+            "that says ignoring it ..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -53,6 +53,15 @@ SET_CONTEXT_FOR_A_LISTED_MODEL = Case(
     ],
     defect=Defect(
         title=("`model set-context` refuses a model `model list` shows until something syncs"),
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            'scratch home: real. Saw: model list: "scripted scripted-test * ... '
+            '32768"; set-context: "Error: model "scripted-test" has no local override '
+            'row yet: libdb: not found", exit 1 Note: grep for set-context/override '
+            "row in the docs: only contenox-cli.md:172 (lists the subcommand), "
+            'nothing says a sync is needed first. I did not check the "works after '
+            'doctor" part (ran out of time).'
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

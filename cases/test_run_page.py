@@ -332,6 +332,14 @@ PIPED_STDIN_TRAVELS_WITH_THE_TASK = Case(
     ],
     defect=Defect(
         title="`run` refuses a piped diff: 'intent must be a single line'",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            'scratch home: real. Saw: "Error: intent must be a single line", exit 1 '
+            "Note: The intent argument is one line, so the binary must have merged "
+            "the piped material into the intent, which is what --help says it keeps "
+            'apart. A grep for "single line" in the docs found nothing. I did not '
+            "check whether anything fired."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

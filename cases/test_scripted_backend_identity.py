@@ -213,6 +213,14 @@ def test_acp_logs_every_model_call_it_serves_on_stderr_with_model_and_script(
 @defect(
     Defect(
         title="the scripted-test backend logs no model call on stderr",
+        second_reading=(
+            "2026-12-01, a second reader with only this text and the docs, in a fresh "
+            'scratch home: real. Saw: exit 0; stdout "hello there"; stderr only '
+            '"Thinking..."; ~/.contenox/logs does not exist Note: A grep for '
+            'subject=scripted-test / "logged on stderr" finds only this page, and '
+            "nothing says the line needs --trace or a log level. I did not try "
+            "--trace."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
