@@ -153,19 +153,27 @@ def _cut_regex(paths: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w./-])(?:{alternatives}){_ELLIPSIS}")
 
 
-def _cut_paths(text: str, paths: Mapping[str, Path]) -> str:
+def _cut_paths(
+    text: str, paths: Mapping[str, Path], machine: Mapping[str, Path] | None = None
+) -> str:
     """A known path that contenox cut with "…" anywhere (``"/tmp/cxe-ab…"``) → ``[ROOT]…``.
 
     contenox cuts a long message at a fixed width, so where a path in it is cut
     depends on the path's length: any prefix of a known path (two characters or
     more) followed by "…" becomes the placeholder of the shortest path it begins.
+    A fragment that begins one of the case's own paths and a machine path alike
+    (``"/tmp/c…"`` of ``/tmp/cxe_…`` and ``/tmp/ci/.tox/py``) reads as the case's:
+    the case's paths are tried first, the machine's (``machine``) after.
     """
     if _ELLIPSIS not in text:
         return text
+    ranked = [(0, name, p) for name, p in paths.items()]
+    ranked += [(1, name, p) for name, p in (machine or {}).items() if name not in paths]
     known = tuple(
-        sorted(
-            ((str(p), name) for name, p in paths.items() if str(p).startswith("/")),
-            key=lambda item: (len(item[0]), item[0]),
+        (str(p), name)
+        for _, name, p in sorted(
+            ((rank, name, p) for rank, name, p in ranked if str(p).startswith("/")),
+            key=lambda item: (item[0], len(str(item[2])), str(item[2])),
         )
     )
     if not known:
@@ -260,7 +268,7 @@ class Redactor:
         return {**machine_paths(), **self.paths}
 
     def __call__(self, text: str) -> str:
-        text = _cut_paths(text, self._all_paths())
+        text = _cut_paths(text, self.paths, machine_paths())
         text = self.only_paths(text)
         text = _basetemp_paths(text)
         for pattern, replacement in self.extra.items():

@@ -199,3 +199,14 @@ def test_a_fragment_inside_a_longer_word_or_a_relative_path_is_not_a_cut_root() 
     r = Redactor(paths={"[ROOT]": Path("/tmp/cxe-ghjkmnpq"), "[BIN]": Path("contenox")})
     assert r("see a/tmp/cx… and co… and /…") == "see a/tmp/cx… and co… and /…"
     assert r("at /tmp/cx… and (/tmp/cxe-ghj…)") == "at [ROOT]… and ([ROOT]…)"
+
+
+def test_a_cut_fragment_that_begins_the_root_and_the_venv_alike_reads_as_the_root() -> None:
+    # CI's venv (/tmp/ci/.tox/py) and the scratch root (/tmp/…) share "/tmp/": a cut
+    # there is the case's path, not the machine's, whatever their lengths.
+    from harness.redact import _cut_paths
+
+    root = Path("/tmp/pytest-of-root/pytest-12/popen-gw0/case0")
+    venv = {"[VENV]": Path("/tmp/ci/.tox/py")}
+    assert _cut_paths('s "/tmp/…', {"[ROOT]": root}, venv) == 's "[ROOT]…'
+    assert _cut_paths('s "/tmp/ci/.t…', {"[ROOT]": root}, venv) == 's "[VENV]…'
