@@ -438,13 +438,15 @@ _DERAILED = Defect(
         "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
         '`default_action = "allow"` `files.write = "approve"`; `contenox init`; a scripted-test '
         "backend as the default whose dialog calls `write_file {path: gated.txt}`, then "
-        "`mission_finish landed` and a text turn; eight times at once `contenox run --policy "
-        'gate --timeout 4s "do the task N"` (each exits 1 at its ask); `contenox approvals '
-        "respond <id> --approve` for each of the eight asks: some exit 1 with 'verdict for "
-        "approval <id> recorded, but resuming its suspended run failed: agentservice: the "
-        "mission behind this checkpoint already finished; the suspended run is not resumable "
-        '(mission <id> is "derailed")\' (1 of 4 single runs by hand; of 8 parallel runs, '
-        "some always; test_approvals.py quarantines the same race)"
+        "`mission_finish landed` and a text turn; `contenox run --policy gate --timeout 4s "
+        '"do the task"` (exits 1 at its ask; `mission list` already shows the mission '
+        "`open` or `derailed`, and it stays so); `contenox approvals respond <id> --approve`: "
+        "when it was `derailed`, exit 1 with 'verdict for approval <id> recorded, but resuming "
+        "its suspended run failed: agentservice: the mission behind this checkpoint already "
+        'finished; the suspended run is not resumable (mission <id> is "derailed")\' '
+        "(2 of 5 single runs under load, 1 of 4 by hand; a SIGINT at the ask instead of the "
+        "timeout races the same way; eight runs at once all resumed once on a CI machine; "
+        "test_approvals.py quarantines the same race)"
     ),
     promised=(
         'guide/missions.md:139 "the run checkpoints beside the still-pending row on '
@@ -455,34 +457,36 @@ _DERAILED = Defect(
 )
 
 
-# function: a race: eight runs torn down at once, every answer checked
+# function: a race: up to twenty runs torn down one after another, each answer checked
+@pytest.mark.no_transcript(
+    reason="a race: how many runs are torn down before one derails differs run to run"
+)
 @defect(_DERAILED)
 def test_answering_a_torn_down_run_s_ask_resumes_it_and_its_mission_lands(
     instance: Instance,
 ) -> None:
-    # The defect is a race, so one run proves little either way: eight runs
-    # (the fleet's default cap) are torn down on their own asks at once, and
-    # every answer must resume its run to a landed mission.
+    # The defect is a race decided inside the torn-down run (its mission is
+    # already "open" or "derailed" when the process exits, and stays so), so
+    # one run proves little either way; eight at once all resumed on a CI
+    # machine. Twenty runs are torn down on their own asks one after another
+    # and every answer must resume its run to a landed mission; the first one
+    # that does not is the failure. By hand, 2 of 5 single runs derailed.
+    instance.recorder.demand_checked = False
     _envelope(instance, "gate", 'default_action = "allow"\nfiles.write = "approve"\n')
-    instance.init()
-    path = instance.use_script(_mission(_write("gated.txt")))
-    runs = [
-        start_contenox(instance, "run", "--policy", "gate", "--timeout", "4s", f"{TASK} {n}")
-        for n in range(8)
-    ]
-    for run in runs:
-        run.wait(timeout=120).assert_failure()
-    pending = probes.approvals(instance)
-    assert len(pending) == 8, pending
-    _continue(path)
+    for attempt in range(1, 21):
+        (instance.work / "gated.txt").unlink(missing_ok=True)
+        path = _torn_down(instance, _mission(_write("gated.txt")))
+        (ask,) = probes.approvals(instance)
+        _continue(path)
 
-    answers = [instance.contenox("approvals", "respond", a.id, "--approve") for a in pending]
+        answer = instance.contenox("approvals", "respond", ask.id, "--approve", timeout=60)
 
-    failed = [r.describe(logs=False) for r in answers if r.exit_code != 0]
-    assert not failed, f"{len(failed)} of 8 answers did not resume:\n" + "\n".join(failed)
-    assert [m.status for m in probes.missions(instance)] == ["landed"] * 8
-    assert (instance.work / "gated.txt").read_text() == CONTENT
-    assert probes.approvals(instance) == []
+        assert answer.exit_code == 0, (
+            f"torn-down run {attempt} of 20 did not resume:\n{answer.describe(logs=False)}"
+        )
+        assert probes.mission(instance, ask.mission).status == "landed", attempt
+        assert (instance.work / "gated.txt").read_text() == CONTENT, attempt
+        assert probes.approvals(instance) == [], attempt
 
 
 # function: a race retried up to ten times until a run resumes
