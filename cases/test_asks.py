@@ -640,6 +640,21 @@ SUSPENSION_SAID = Case(
     ],
     defect=Defect(
         title="a torn-down run's unit session records no suspension naming the approval id",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: run rc=1: 'mission … did not finish within 4s: it is torn down with "
+            "this process …'; stderr log 'checkpoint pending … approval_id=scripted-test-0-0-f068 "
+            "reason=process_leaving' and 'the run suspends until the approval is answered'. "
+            "approvals list: scripted-test-0-0-f068 permission native-echo.echo, pending. mission "
+            "show: Status open, Session contenoxruntime-51c0…, one report '[blocker] unit turn "
+            'failed: agentinstance: "ef18…": agentinstance: instance not found\'. session list '
+            "--all: that sessi... Note: Reproduces as written. The checkpoint is taken (the log "
+            "names the approval id), but the unit's session holds no messages at all, so nothing "
+            "in the transcript says it is suspended. No page exempts `run` units. Side "
+            "observations: `session show <name>` as printed by mission show returns 'session … not"
+            " found' even though session list --all puts it in this workspace (only the id works)."
+            " The blocker ..."
+        ),
         reproduce=(
             "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
             '`default_action = "allow"` and `[envelopes.gate.tools]` `"native-echo.echo" = '

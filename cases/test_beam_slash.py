@@ -173,6 +173,21 @@ SLASH_NEW_STARTS_A_NEW_SESSION_AND_SLASH_SESSIONS_LISTS_BOTH = Case(
 @defect(
     Defect(
         title="a beam card that outlived its turn still offers 'Esc cancels turn'",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: first beam: '* approval required / tool local_fs.write_file / "
+            "content = hello / path = out.txt / policy hitl-policy-default.json … rule 48 / y "
+            "allow - n deny - Esc cancels turn'. After HUP: approvals list 'scripted-test-1-0-0acd"
+            " permission local_fs.write_file out.txt … 6d'; out.txt absent. Reopened beam: '* "
+            "approval required / tool local_fs.write_file / policy … rule 48 / * approval required"
+            " - local_fs.write_file / y allow - n deny - Esc cancels turn'. No argument lines, and"
+            " 'resumes the run'... Note: Reproduces as written. The one passage that could be read"
+            " the binary's way is hitl.md:113's 'as live prompts', but the same paragraph says a "
+            "gone process means the checkpoint resumes, so there is no live turn for Esc to "
+            "cancel; I do not count it as the docs disagreeing. Also seen: the re-presented card "
+            "drops the arguments (no content/path lines), and `session list --all` files the beam "
+            "session ..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

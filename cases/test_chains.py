@@ -464,6 +464,18 @@ NO_STALE_BUDGET_LINE = Case(
     name="a chat step is sent only the current budget line and no stale one",
     defect=Defect(
         title="a chat loop's earlier budget lines stay in the history",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: reply 'all done' rc=0; steps chat/run_tools/chat/run_tools/chat. The"
+            " third chat step's output history (--raw unit 4) starts: system 'USED=2 of 20 "
+            "rounds.', system 'USED=1 of 20 rounds.', system 'USED=0 of 20 rounds.', user 'hi', … "
+            "; the second chat step held 'USED=1…','USED=0…' Note: Reproduces as written. The "
+            "macro does re-evaluate, but each rendering is appended as a new system message, so "
+            "stale budget lines pile up in the history. No page says earlier renderings are kept. "
+            'Incidental: in my chain the scripted `echo` calls came back \'{"error":"tool echo not '
+            'found"}\' and run_tools reported no_calls_found (tools ["native-echo"] under `chat`). '
+            "The system-message pile-up does ..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -454,6 +454,14 @@ ENV_OVERRIDES_THE_DEFAULT_MODEL = Case(
     ],
     defect=Defect(
         title="CONTENOX_DEFAULT_MODEL does not override the default model",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: env: 'from the configured default' (rc 0); env+provider: 'from the "
+            "configured default'; --model other-model: 'from the model the environment named'; "
+            "doctor under the variable: 'Default model: scripted-test' Note: grep of the docs for "
+            "CONTENOX_DEFAULT finds only these three lines, all promising the override; none "
+            "limits it to acp. I did not try acp."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; two scripted-test backends: `scripted` (model "
             "scripted-test, the configured default-model, replying 'from the configured "

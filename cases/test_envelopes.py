@@ -839,6 +839,19 @@ RUN_MALFORMED = Case(
     ],
     defect=Defect(
         title="run --policy on an envelope with a malformed duration hides the parse error",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: run rc=1, only: 'Error: invalid parameter value: hitlPolicyName: "
+            'hitl policy "bad" could not be loaded: it must name an existing policy (see `contenox'
+            " config` / the .contenox policy files)' — no envelope/axis/value anywhere on stderr. "
+            'acp rc=1: \'Error: render envelope "bad": agentdecl: [envelopes.bad]: shell.timeout is'
+            ' "half an hour", which is not a duration — write it as Go writes one: 90s, 30m, 2h, '
+            "or one of never, forever, indefinite …'. init also prints it as ' note: rendering "
+            "envelopes f... Note: The parser does name all three (acp, init), so the defect is "
+            "narrow: `run --policy` swallows the render error and prints a generic 'must name an "
+            "existing policy' that names neither the cause nor where it looked. hitl.md:393-396 "
+            "backs the report rather than the binary. No page found saying run's message is right."
+        ),
         reproduce=(
             "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.bad]` `shell = { "
             'grant = "approve", timeout = "half an hour" }`; `contenox init`; `contenox run '

@@ -437,6 +437,20 @@ def test_prune_leaves_the_firing_records_untouched(instance: Instance) -> None:
 
 LIVE = Defect(
     title="no firing is recorded when an engine host appends an event",
+    second_reading=(
+        "2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: "
+        "real. Saw: doctor: 'Event triggers (1 loaded): every → missionservice.events.* → "
+        "chain-every.json'. mission fire rc=0, 'Mission … finished: landed', 'in-process event "
+        "dispatch: 1 trigger(s) fire live in this process; …' printed twice. events list: nid 1 "
+        "report_added, nid 2 status_changed. events firings: '(no firings)'; state list: only "
+        "cli-36ea… (no evt- request). Control: dispatch --auto then fires both ('fired every ← "
+        "…report_added nid=1 … status=ok', '… status_changed nid=2 … status=ok'), so the tri... "
+        "Note: Reproduces as written. Not even a 'running' claim is left, so it is not a race in "
+        "which the host exits mid-firing: nothing is claimed at all. The only exemption in the "
+        "docs is events.md:97, for processes that run no engine ('mission stop', a read verb), and"
+        " mission fire/run say they built one. Possible cause, not verified: the events are "
+        "appended by the unit subprocess rather than by the proces..."
+    ),
     reproduce=(
         "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta true`; "
         "`.contenox/trigger-every.json` listening for missionservice.events.* with its chain; "

@@ -345,6 +345,20 @@ THINKING_IS_NEVER_SENT_BACK = Case(
     probes=[probe("history carrying the thinking trace", _sent_back, expect=[])],
     defect=Defect(
         title="a turn's thinking is sent back to the model as history",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: ACP: agent_thought_chunk 'A ' 'private ' 'trace.', fs/read_text_file"
+            " for notes.txt, tool_call completed, 'Done.', stopReason end_turn. state show "
+            "cli-d33a…: route → chain-acp-general-agent (tool_call) → chain-acp-general-tools → "
+            "chain-acp-general-agent (executed). --raw, 4th unit (second chat_completion) input "
+            "messages: system, user 'read the notes', assistant {callTools:[read_file notes.txt], "
+            "thinking:'A private trace.'}, tool 'the notes say hi' Note: Reproduces as written: "
+            "the second model call's captured input history carries the first turn's thinking. One"
+            " caveat: this is the engine's captured task input, not a wire capture (the scripted "
+            "backend has no wire), so 'sent back' is read the way the report reads it. No other "
+            "page says thinking is kept in history. A grep for 'thinking' finds only "
+            "engine-events.md stream fields."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `notes.txt` in the workspace; a scripted-test "
             "default backend whose dialog is `general` (the router's label), a turn with "

@@ -344,9 +344,24 @@ THE_CEILING_ENDS_IT_STUCK = Case(
 # ------------------------------------------------------- vault-agent.md: the fence's verdict
 
 THE_FENCED_VAULT_MISSION_ENDS_STUCK = Case(
-    name="vault agent the fenced mission ends stuck with a blocker naming the denied write",
+    name="vault agent the fenced mission without a mission toolset stays open with a blocker",
     defect=Defect(
         title="the fenced vault mission (no mission toolset) cannot end stuck with a blocker",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: rc=1, 'mission … did not finish within 30s: it is torn down"
+            " …'; mission show: 'Status: open', one report '[blocker] unit ended two turns without"
+            " reporting — last said: The write was denied; I cannot complete this.Still cannot.'; "
+            'inbox/ holds only meeting-notes.txt. stderr: \'hitl: policy "hitl-policy-vault.json" '
+            'unreadable, gating on default "hitl-policy-default.json" instead: … open '
+            "~/.contenox/.generated/hitl-policy-vault.json: no such file or directory', and the "
+            "write was refused through an... Note: The open/blocker outcome reproduces exactly, "
+            "and mission-agent.md:62-80,105 says that is what a chain without the mission toolset "
+            "does. So the vault tutorial's 'Status: stuck' transcript is what is wrong (a finding "
+            "for the docs). There is a second, real problem underneath, and it is a binary defect:"
+            " the tutorial's workspace .contenox/hitl-policy-vault.json is never loaded by the "
+            "unit ('unreadab..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; the vault tutorial's files (chain with tools "
             "local_fs, local_shell, no mission toolset; .contenox/hitl-policy-vault.json); a "
@@ -358,11 +373,19 @@ THE_FENCED_VAULT_MISSION_ENDS_STUCK = Case(
             "report is '[blocker] unit ended two turns without reporting', `--wait` runs out"
         ),
         promised=('guide/tutorials/vault-agent.md:297 "Status: stuck  (6s)"'),
-        observed="status open; '[blocker] unit ended two turns without reporting'",
+        observed=(
+            "status open; '[blocker] unit ended two turns without reporting', as "
+            "mission-agent.md says of a chain without the mission toolset (and the workspace "
+            "hitl-policy-vault.json is never loaded: 'unreadable, gating on default', the "
+            "defect test_envelopes.py quarantines)"
+        ),
         bears_on=(
             'guide/tutorials/mission-agent.md:105 "**A mission with no `mission_finish` never '
             'ends.**"',
+            'guide/tutorials/mission-agent.md:79 "[blocker] unit ended two turns without '
+            'reporting"',
         ),
+        docs_disagree=True,
     ),
     script=Script(
         turns=[
@@ -386,11 +409,19 @@ THE_FENCED_VAULT_MISSION_ENDS_STUCK = Case(
             "--wait",
             "--timeout",
             "20s",
-            exit_code=None,
-            stdout_has=["finished: stuck"],
+            exit_code="non-zero",
+            stdout_has=["Mission fired at agent"],
             capture={"mission": group(FIRED_AT, stream="stdout")},
         ),
-        step("mission", "reports", "{mission}", stdout_has=["denied by the active policy"]),
+        # What the binary does, as mission-agent.md says: the mission stays open and the
+        # runtime files the blocker; vault-agent.md's transcript prints "Status: stuck".
+        step("mission", "show", "{mission}", stdout_has=["open"]),
+        step(
+            "mission",
+            "reports",
+            "{mission}",
+            stdout_has=["unit ended two turns without reporting"],
+        ),
     ],
 )
 

@@ -91,6 +91,19 @@ def _fired_under(instance: Instance, default_action: str) -> None:
 @defect(
     Defect(
         title="a trigger firing's gated call is not detached into a durable ask",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: without --auto: 'fired on-status ← "
+            "missionservice.events.status_changed nid=4 hop=0 status=ok', the tool result "
+            "'[denied: local_shell.local_shell requires approval but no terminal is attached]', no"
+            " fired.txt, approvals list 'No pending asks.'. With --auto (args form): 'fired … "
+            "nid=8 … status=ok', fired.txt exists, tool result exit_code 0, 'No pending asks.' "
+            "Note: The core of the report holds: without --auto, an approve-tier call in a firing "
+            "is denied for lack of a terminal and no ask is recorded. hitl.md:115 also says a "
+            "missing client is not a denial. The --auto half is docs disagree on its own: "
+            "hitl.md:27-35 and comparison.md:34 say --auto removes the gate (so running is right),"
+            " while events.md:124 and cli.md:595 say the trigger's policy still applies...."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "contenox config set opt-in-beta true\n"
