@@ -102,6 +102,49 @@ def contenox_binary() -> Binary:
         pytest.exit(f"no contenox binary: {err}", returncode=4)
 
 
+# tox -e e2e names no path of its own: it sets this variable, and a run whose
+# arguments name no path runs the paths it holds. So `tox -e e2e` runs cases/,
+# and `tox -e e2e -- cases/test_x.py -k y` runs that file only (with `cases` fixed
+# before the posargs it ran the whole suite as well).
+DEFAULT_PATHS_VAR = "CONTENOX_E2E_DEFAULT_PATHS"
+
+
+def names_a_path(arg: str, root: Path) -> bool:
+    """Whether a command-line argument is a test path under ``root`` (``x.py``, ``dir``,
+    ``x.py::test``), not an option or an option's value such as ``--basetemp /tmp/x``."""
+    if arg.startswith("-"):
+        return False
+    where = Path(arg.split("::", 1)[0])
+    resolved = (root / where).resolve() if not where.is_absolute() else where.resolve()
+    return resolved.exists() and resolved.is_relative_to(root.resolve())
+
+
+# pytest options (and the plugins' the suite uses) whose value is the next argument:
+# that value is never a path to run, even where it names one (--ignore cases/x.py).
+_TAKES_VALUE = frozenset(
+    "-k -m -n -p -o -c -W -r --basetemp --rootdir --ignore --ignore-glob --deselect "
+    "--maxfail --durations --tb --junitxml --splits --group --dist --randomly-seed "
+    "--confcutdir --log-level --store-durations-path".split()
+)
+
+
+def default_paths(args: list[str], root: Path, environ: dict[str, str]) -> list[str]:
+    """The paths to add to ``args``: the variable's, unless ``args`` names one already."""
+    paths = environ.get(DEFAULT_PATHS_VAR, "").split()
+    if not paths:
+        return []
+    for before, arg in zip(["", *args], args, strict=False):
+        if before not in _TAKES_VALUE and names_a_path(arg, root):
+            return []
+    return paths
+
+
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    args.extend(default_paths(args, Path.cwd(), dict(os.environ)))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.is_registered(pending):
         config.pluginmanager.register(pending, "harness.pending")
