@@ -7,8 +7,9 @@ A maintainer rewords one notice in contenox; hundreds of transcripts change by
 that one line. This builds that change as a source mutant
 (``mutants/run_waiting_notice_reworded.diff``: the waiting notice's "the unit
 is a child of this process and is torn down when it exits" ends "and stops when
-it exits" — a line no case asserts word for word, so only transcripts change) and, in a throwaway copy of this repository, runs
-test_run, test_run_page and test_approvals against it, then checks what the
+it exits" — a line no case asserts word for word, so only transcripts change)
+and, in a throwaway copy of this repository, runs test_run, test_run_page and
+test_approvals against it, then checks what the
 maintainer would rely on:
 
 1. the run fails, and every test that failed left pending files
