@@ -692,8 +692,8 @@ def _bad_wait(variant: str, grant: str) -> Case:
     )
 
 
-# Controls: UNANSWERED_TIMEOUT (on_timeout deny loads, the ask times out to a denial) and
-# NEVER_EXPIRES (timeout never alone loads, the ask has no deadline).
+# Controls: GOOD_ON_TIMEOUT below (on_timeout deny loads, the ask times out to a denial)
+# and NEVER_EXPIRES (timeout never alone loads, the ask has no deadline).
 BAD_ON_TIMEOUT = [
     _bad_wait(
         "on_timeout allow", 'shell = { grant = "approve", timeout = "30m", on_timeout = "allow" }'
@@ -703,6 +703,21 @@ BAD_ON_TIMEOUT = [
         'shell = { grant = "approve", timeout = "never", on_timeout = "deny" }',
     ),
 ]
+
+# The direct control: the same envelope and call, on_timeout deny; it loads, the ls asks,
+# nobody answers, the ask times out to a denial and the run lands.
+GOOD_ON_TIMEOUT = Case(
+    name="an on_timeout of deny beside a timeout loads and the run goes on",
+    script=_one_call("local_shell", {"command": "ls"}),
+    steps=[
+        _envelope(
+            '[envelopes.badwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+            'shell = { grant = "approve", timeout = "3s", on_timeout = "deny" }\n'
+        ),
+        step(*_RUN, "badwait", "--timeout", "90s", "do the task", timeout=120),
+        _result(lambda r: "timed out" in r, "the ask timed out to a denial"),
+    ],
+)
 
 COMPUTE_TYPO = Case(
     name="a typo inside compute refuses to load the policy",

@@ -838,33 +838,45 @@ CARD_NAMES_THE_REAL_PATH = _card_case(
     acp_env=_LINKED_ENV,
 )
 
-# The control of both cards: the same prompt and policy, the pin naming the echo's real
-# directory; no card is raised and the editor's terminal runs the echo.
-NO_CARD_INSIDE_TRUSTED_DIRS = Case(
-    name="no approval card is raised when the name resolves inside the trusted dirs",
-    script=Script(
-        turns=[
-            route(),
-            Turn(tool_calls=[ToolCall("local_shell", {"command": "echo", "args": ["hi"]})]),
-            "Done.",
-        ]
-    ),
-    steps=[
-        _LINKED_ECHO,
-        write(
-            "hitl-policy-default.json",
-            json.dumps(_policy({"dirs": [str(_ECHO_PATH.parent)]})),
-            home=True,
+
+def _no_card(name: str, trusted: Mapping[str, Any], *before: Action, **prompt_kw: Any) -> Case:
+    """A card case's control: the same prompt and policy, the pin holding; the echo runs."""
+    return Case(
+        name=name,
+        script=Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("local_shell", {"command": "echo", "args": ["hi"]})]),
+                "Done.",
+            ]
         ),
-        prompt(
-            "say hello",
-            permission="deny",
-            stop_reason=None,
-            permission_requests=0,
-            terminal_commands=["echo hi"],
-            acp_env=_LINKED_ENV,
-        ),
-    ],
+        steps=[
+            *before,
+            write("hitl-policy-default.json", json.dumps(_policy(trusted)), home=True),
+            prompt(
+                "say hello",
+                permission="deny",
+                stop_reason=None,
+                permission_requests=0,
+                terminal_commands=["echo hi"],
+                **prompt_kw,
+            ),
+        ],
+    )
+
+
+# The controls of the two cards: the same prompt and policy, the pin naming the echo's
+# real directory, or its real digest; no card is raised and the editor's terminal runs it.
+NO_CARD_INSIDE_TRUSTED_DIRS = _no_card(
+    "no approval card is raised when the name resolves inside the trusted dirs",
+    {"dirs": [str(_ECHO_PATH.parent)]},
+    _LINKED_ECHO,
+    acp_env=_LINKED_ENV,
+)
+
+NO_CARD_WHEN_THE_HASH_MATCHES = _no_card(
+    "no approval card is raised when the binary matches its declared hash",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA}},
 )
 
 CARD_SAYS_THE_HASH_CHANGED = _card_case(
