@@ -10,6 +10,11 @@ Each case fires a real ``run`` whose scripted unit makes one call, and reads
 the verdict where a person would: an ask in ``approvals list`` (then denied,
 so the run ends), or a run that ended without one, with the call's recorded
 tool result (``session show``) saying whether it ran or was refused.
+
+Every case that shows a gate refusing, asking or withholding has a control
+beside it (or named in a comment by it): the same call, the same scratch
+layout, only the gate changed (the envelope, the allowlist entry, the path's
+quarantine, the profile), and the call runs with its effect seen.
 """
 
 from __future__ import annotations
@@ -213,6 +218,7 @@ BLACKLISTED_MKFS = _unasked(
     after=[_result(lambda r: _refused(r) and not _ran(r), "a refusal, the line not run")],
 )
 
+# Controls of RM_ASKS, BLACKLISTED_MKFS, REDIRECT_ASKS and SUBSTITUTION_ASKS: SHELL_TIER_CONTROLS.
 REDIRECT_ASKS = _asks(
     "a redirect takes the prefix allowlist off the table and the line asks",
     "default",
@@ -230,12 +236,54 @@ SUBSTITUTION_ASKS = _asks(
     before=[WITHOUT_SHELL_HARD_BOUNDS],
 )
 
+# Its control is ALLOWLISTED_LS: the same ls under default runs unasked.
 STRICT_LS_ASKS = _asks(
     "under strict the shell has no allowlist tier and even ls asks",
     "strict",
     "local_shell",
     _shell_args("ls"),
+    files={"visible-file.txt": "x"},
 )
+
+# Controls of the three default-envelope lines above that ask or are refused: the
+# same line, the same hard bounds and files, under a policy that allows every call
+# (hitl-policy-open.json). Only the envelope differs, and each line runs.
+SHELL_TIER_CONTROLS = [
+    _unasked(
+        "under an envelope allowing every call the same rm runs and removes the file",
+        "open",
+        "local_shell",
+        _shell_args("rm", "-f", "keep-me.txt"),
+        files={"keep-me.txt": "x"},
+        before=[OPEN_POLICY],
+        after=[_result(_ran, "the line run"), workspace_file("keep-me.txt", expect=None)],
+    ),
+    _unasked(
+        "under an envelope allowing every call the same mkfs line runs",
+        "open",
+        "local_shell",
+        _shell_args("mkfs", "--version"),
+        before=[WITHOUT_SHELL_HARD_BOUNDS, OPEN_POLICY],
+        after=[_result(lambda r: _ran(r) and "mkfs from" in r, "mkfs's version printed")],
+        redact={r"util-linux [0-9][0-9.]*": "util-linux [VERSION]"},
+    ),
+    _unasked(
+        "under an envelope allowing every call the same redirect writes its file",
+        "open",
+        "local_shell",
+        _shell_args("echo hi > written.txt", shell=True),
+        before=[WITHOUT_SHELL_HARD_BOUNDS, OPEN_POLICY],
+        after=[_result(_ran, "the line run"), workspace_file("written.txt", expect="hi\n")],
+    ),
+    _unasked(
+        "under an envelope allowing every call the same substitution runs",
+        "open",
+        "local_shell",
+        _shell_args("echo $(pwd)", shell=True),
+        before=[WITHOUT_SHELL_HARD_BOUNDS, OPEN_POLICY],
+        after=[_result(lambda r: _ran(r) and "/work" in r, "the workspace path echoed")],
+    ),
+]
 
 OFF_ALLOWED_COMMANDS = _unasked(
     "a command off allowed commands is refused even where the envelope allows everything",
@@ -250,6 +298,24 @@ OFF_ALLOWED_COMMANDS = _unasked(
             "the line not run, and the refusal naming ls and git as allowed",
         )
     ],
+)
+
+# The control: the same call under the same envelope, id added to _allowed_commands.
+ON_ALLOWED_COMMANDS = _unasked(
+    "a command added to allowed commands runs where the envelope allows everything",
+    "open",
+    "local_shell",
+    _shell_args("id"),
+    before=[
+        OPEN_POLICY,
+        edit(
+            "agents.toml",
+            replace={r'(?m)^_allowed_commands = "': '_allowed_commands = "id,'},
+            under="contenox",
+        ),
+    ],
+    after=[_result(lambda r: _ran(r) and "uid=" in r, "id's output")],
+    redact={r"uid=[^\"]*": "uid=[ID]"},
 )
 
 
@@ -275,8 +341,39 @@ def test_the_credential_quarantine_denies_reading_an_ssh_key_under_every_posture
     run.wait(timeout=90)
     result = _tool_result(instance)
     assert not pending, pending
-    assert _refused(result), result
+    # The envelope's rule refused it, not the file tool's own wall (a read outside the
+    # workspace says "escapes allowed directory"): KEY_IN_THE_WORKSPACE is its control.
+    assert "Denied by the active policy" in result, result
     assert "PRIVATE-KEY-MATERIAL" not in result, result
+
+
+# The same key text read through a relative path in the workspace, under every posture:
+# under .ssh/ it is refused; the control, the one dot dropped (ssh/), is read.
+KEY_IN_THE_WORKSPACE = [
+    _unasked(
+        f"the credential quarantine {verdict} under {envelope}",
+        envelope,
+        "read_file",
+        {"path": f"{directory}/deploy-key"},
+        files={f"{directory}/deploy-key": "PRIVATE-KEY-MATERIAL\n"},
+        after=[_result(check, what)],
+    )
+    for envelope in ("auto_edit", "default", "strict")
+    for directory, verdict, check, what in (
+        (
+            ".ssh",
+            "denies reading a key under a workspace .ssh",
+            lambda r: _refused(r) and "PRIVATE-KEY-MATERIAL" not in r,
+            "a refusal, the key withheld",
+        ),
+        (
+            "ssh",
+            "lets the same key text be read outside .ssh",
+            lambda r: "PRIVATE-KEY-MATERIAL" in r,
+            "the key text",
+        ),
+    )
+]
 
 
 SHELL_HISTORY = _unasked(
@@ -285,7 +382,19 @@ SHELL_HISTORY = _unasked(
     "read_file",
     {"path": ".bash_history"},
     files={".bash_history": "export API_TOKEN=typed-once\n"},
-    after=[_result(lambda r: "typed-once" not in r, "the history's content withheld")],
+    after=[
+        _result(lambda r: _refused(r) and "typed-once" not in r, "a refusal, the content withheld")
+    ],
+)
+
+# The control: the same text under a name no quarantine glob matches is read.
+SHELL_HISTORY_CONTROL = _unasked(
+    "the same text under a name no quarantine matches is read",
+    "auto_edit",
+    "read_file",
+    {"path": "bash_history.txt"},
+    files={"bash_history.txt": "export API_TOKEN=typed-once\n"},
+    after=[_result(lambda r: "typed-once" in r, "the file's content")],
 )
 
 DOT_ENV_ASKS = _asks(
@@ -295,6 +404,16 @@ DOT_ENV_ASKS = _asks(
     {"path": ".env"},
     files={".env": "STRIPE_SECRET_KEY=sk-live\n"},
     after=[_result(lambda r: "sk-live" not in r, "the secret withheld")],
+)
+
+# The control: the same text under a name approve_paths does not match is read unasked.
+DOT_ENV_CONTROL = _unasked(
+    "the same text in a file approve paths does not name is read without asking",
+    "default",
+    "read_file",
+    {"path": "env.txt"},
+    files={"env.txt": "STRIPE_SECRET_KEY=sk-live\n"},
+    after=[_result(lambda r: "sk-live" in r, "the file's content")],
 )
 
 
@@ -316,6 +435,22 @@ UNKNOWN_DEFAULT_ACTION = Case(
             exit_code="non-zero",
             stdout_has=["default_action"],
         ),
+    ],
+)
+
+# The control: the same file, default_action spelled right, loads and the ls runs.
+KNOWN_DEFAULT_ACTION = Case(
+    name="the same policy with default_action spelled right loads and the call runs",
+    script=_one_call("local_shell", {"command": "ls"}),
+    steps=[
+        write(
+            "hitl-policy-typo.json",
+            '{"version": 1, "default_action": "allow", "rules": []}\n',
+            home=True,
+        ),
+        step(*_RUN, "typo", "--timeout", "30s", "do the task", timeout=60),
+        step("vet", "{home}/.contenox/hitl-policy-typo.json"),
+        _result(_ran, "the line run"),
     ],
 )
 
@@ -370,6 +505,21 @@ def test_the_hardened_acpx_profile_refuses_local_shell_outright(instance: Instan
     assert "Denied by the active policy" in str(turn.tool_outputs), turn.describe()
 
 
+# function: the control of the acpx case above, read the same way from its PromptTurn
+def test_the_acp_profile_forwards_the_same_local_shell_to_the_editor(instance: Instance) -> None:
+    instance.init()
+    # acp's chain opens with a route task; the call is the same.
+    instance.use_script(
+        Script(
+            turns=[route(), Turn(tool_calls=[ToolCall("local_shell", {"command": "ls"})]), "Done."]
+        )
+    )
+    with open_acp(instance, subcommand="acp", permission="allow") as acp:
+        turn = acp.prompt("list the files")
+    assert turn.terminal_commands == ["ls"], turn.describe()
+    assert "Denied by the active policy" not in str(turn.tool_outputs), turn.describe()
+
+
 COMPOUND_LINE = _unasked(
     "a compound line of allowlisted verbs is read structurally and runs without asking",
     "default",
@@ -408,6 +558,21 @@ UNSET_AXIS_DENY = _unasked(
     after=[_result(_refused, "a refusal")],
 )
 
+# The control of the deny and approve cases: the same envelope, default_action allow.
+UNSET_AXIS_ALLOW = _unasked(
+    "an axis left unset takes default_action allow and the line runs",
+    "allowshell",
+    "local_shell",
+    _shell_args("ls"),
+    before=[
+        _envelope(
+            '[envelopes.allowshell]\ndefault_action = "allow"\nfiles.read = "allow"\n'
+            'missions.fire = "allow"\n'
+        )
+    ],
+    after=[_result(_ran, "the line run")],
+)
+
 UNSET_AXIS_APPROVE = _asks(
     "an axis left unset takes default_action approve",
     "askshell",
@@ -434,6 +599,22 @@ UNANSWERED_TIMEOUT = Case(
         step(*_RUN, "shortwait", "--timeout", "90s", "do the task", timeout=120),
         workspace_file("keep-me.txt", expect="x"),
         _result(_refused, "a refusal"),
+    ],
+)
+
+# The control: the same envelope with the shell granted; the same rm runs.
+UNASKED_RM_RUNS = Case(
+    name="the same envelope granting the shell runs the same rm",
+    script=_one_call("local_shell", {"command": "rm", "args": ["keep-me.txt"]}),
+    files={"keep-me.txt": "x"},
+    steps=[
+        _envelope(
+            '[envelopes.shortwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+            'shell = "allow"\n'
+        ),
+        step(*_RUN, "shortwait", "--timeout", "90s", "do the task", timeout=120),
+        workspace_file("keep-me.txt", expect=None),
+        _result(_ran, "the line run"),
     ],
 )
 
@@ -511,6 +692,8 @@ def _bad_wait(variant: str, grant: str) -> Case:
     )
 
 
+# Controls: GOOD_ON_TIMEOUT below (on_timeout deny loads, the ask times out to a denial)
+# and NEVER_EXPIRES (timeout never alone loads, the ask has no deadline).
 BAD_ON_TIMEOUT = [
     _bad_wait(
         "on_timeout allow", 'shell = { grant = "approve", timeout = "30m", on_timeout = "allow" }'
@@ -520,6 +703,21 @@ BAD_ON_TIMEOUT = [
         'shell = { grant = "approve", timeout = "never", on_timeout = "deny" }',
     ),
 ]
+
+# The direct control: the same envelope and call, on_timeout deny; it loads, the ls asks,
+# nobody answers, the ask times out to a denial and the run lands.
+GOOD_ON_TIMEOUT = Case(
+    name="an on_timeout of deny beside a timeout loads and the run goes on",
+    script=_one_call("local_shell", {"command": "ls"}),
+    steps=[
+        _envelope(
+            '[envelopes.badwait]\ndefault_action = "deny"\nmissions.fire = "allow"\n'
+            'shell = { grant = "approve", timeout = "3s", on_timeout = "deny" }\n'
+        ),
+        step(*_RUN, "badwait", "--timeout", "90s", "do the task", timeout=120),
+        _result(lambda r: "timed out" in r, "the ask timed out to a denial"),
+    ],
+)
 
 COMPUTE_TYPO = Case(
     name="a typo inside compute refuses to load the policy",
@@ -532,6 +730,22 @@ COMPUTE_TYPO = Case(
             home=True,
         ),
         step(*_RUN, "typo", "--timeout", "30s", "do the task", exit_code="non-zero"),
+    ],
+)
+
+# The control: maxToolCalls spelled right loads and the ls runs.
+COMPUTE_SPELLED_RIGHT = Case(
+    name="the same compute block spelled right loads and the call runs",
+    script=_one_call("local_shell", {"command": "ls"}),
+    steps=[
+        write(
+            "hitl-policy-typo.json",
+            '{"version": 1, "default_action": "allow", "rules": [], '
+            '"compute": {"maxToolCalls": 3}}\n',
+            home=True,
+        ),
+        step(*_RUN, "typo", "--timeout", "30s", "do the task", timeout=60),
+        _result(_ran, "the line run"),
     ],
 )
 
@@ -570,6 +784,7 @@ ALLOWED_MODEL = _model_allowlist(
     probe("mission statuses", _statuses, expect=["landed"]),
 )
 
+# Control: ALLOWED_MODEL, the same allowlist naming the model the unit runs on.
 UNNAMED_MODEL = _model_allowlist(
     "a unit cannot use a model the envelope's model_allowlist does not name",
     '["a-model-nobody-named"]',
@@ -618,7 +833,23 @@ FILE_TOOL_OUTSIDE = _unasked(
         OPEN_POLICY,
         edit("outside-the-workspace.txt", append="NOT-FOR-THE-FILE-TOOL\n", under="home"),
     ],
-    after=[_result(lambda r: "NOT-FOR-THE-FILE-TOOL" not in r, "the outside file withheld")],
+    after=[
+        _result(
+            lambda r: "escapes allowed directory" in r and "NOT-FOR-THE-FILE-TOOL" not in r,
+            "the tool's refusal, the outside file withheld",
+        )
+    ],
+)
+
+# The control: the same ../ shape that lands back inside the workspace is read.
+FILE_TOOL_INSIDE = _unasked(
+    "a read whose path climbs out and back into the workspace is served",
+    "open",
+    "read_file",
+    {"path": "../work/inside-the-workspace.txt"},
+    files={"inside-the-workspace.txt": "READ-BY-THE-FILE-TOOL\n"},
+    before=[OPEN_POLICY],
+    after=[_result(lambda r: "READ-BY-THE-FILE-TOOL" in r, "the file's text")],
 )
 
 
@@ -735,6 +966,27 @@ def test_a_policy_file_that_cannot_be_read_falls_back_to_asking_even_about_reads
     assert turn.paths_read == [], turn.describe()
 
 
+# function: the control of the case above, the policy file left as init wrote it
+def test_the_same_read_under_a_readable_policy_file_runs_without_asking(
+    instance: Instance,
+) -> None:
+    instance.init()
+    instance.write("notes.txt", "plain project notes\n")
+    instance.use_script(
+        Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+                "Read.",
+            ]
+        )
+    )
+    with open_acp(instance, permission="deny") as acp:
+        turn = acp.prompt("read the notes")
+    assert turn.permission_requests == [], turn.describe()
+    assert [Path(p).name for p in turn.paths_read] == ["notes.txt"], turn.describe()
+
+
 # --- which tools exist
 
 
@@ -771,6 +1023,7 @@ STAR_GRANT = _declared_echo(
     _ECHOED,
 )
 
+# Control of the two below: STAR_GRANT (and OMITTED_TOOLS), the same echo; it runs.
 NEVER_GRANTED = _declared_echo(
     "a tool the declaration never granted cannot be called",
     '"native-git"',
@@ -842,6 +1095,7 @@ UNNAMED_AND_NAMED = _envelope(
     '[envelopes.named.tools]\n"native-echo.*" = "allow"\n'
 )
 
+# Control: NAMED_TOOL_RUNS below, the same echo under the envelope that names it.
 NO_RULE_ASKS = _asks(
     "a tool no rule names falls to default_action and asks",
     "unnamed",
@@ -913,6 +1167,7 @@ def _moderation_case(label: str, reaches: bool) -> Case:
     )
 
 
+# The pair is its own control: only the route task's label differs.
 MODERATION = [_moderation_case("safe", True), _moderation_case("unsafe", False)]
 
 
@@ -988,6 +1243,7 @@ AUTHORED_STAR = _authored_shell(
     satisfies(lambda r: "[WORK]" in r, "pwd printing the workspace"),
 )
 
+# Control of the grant, exclusion and hide cases below: AUTHORED_STAR, where pwd runs.
 AUTHORED_NO_GRANT = [
     _authored_shell(
         f"an authored task without a tools grant has no tools ({variant})",
@@ -1045,6 +1301,8 @@ def _unit_messages(instance: Instance) -> list[str]:
     return texts[: ends[0] + 1] if ends else texts
 
 
+# Control: test_asks.py's AGENT_ANSWER pair, the same question with missions.answer
+# granted (an agent's answer is taken) and denied (refused; a person answers).
 ANSWERED_QUESTION = Case(
     name="with missions.answer denied a unit's question waits for a human",
     script=QUESTION,

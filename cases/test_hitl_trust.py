@@ -3,6 +3,10 @@
 The binary trusted is a small executable the case writes into the scratch
 workspace, so its hash is known; the policy is a hand-written top-level copy
 (`.contenox/hitl-policy-mine.json`), the only kind `hitl trust` may write.
+
+Each refusal has a control beside it, where only the gate changes and the call
+runs: a top-level copy beside the render, the policy's file name for the bare
+envelope name, a run before any hash is declared, the genuine binary on PATH.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +150,15 @@ REMOVE = Case(
 )
 
 
+_LS_PATH = os.path.realpath(shutil.which("ls") or "/bin/ls")
+
+
+def _home_copy_hashes(instance: Instance) -> list[str]:
+    """The paths ~/.contenox/hitl-policy-default.json declares under trusted_binaries.hashes."""
+    copy = instance.home / ".contenox" / "hitl-policy-default.json"
+    return sorted(json.loads(copy.read_text(encoding="utf-8"))["trusted_binaries"]["hashes"])
+
+
 # The render is global (~/.contenox/.generated/), and trusted-binaries.md names
 # its top-level copy in ~/.contenox; v1.0.0 names the workspace's .contenox/.
 COPY_TARGET = Defect(
@@ -206,6 +220,19 @@ TRUST_REFUSES_A_RENDER = Case(
     defect=COPY_TARGET,
 )
 
+# The control: the same call once ~/.contenox holds the top-level copy that shadows the
+# render; it writes the hash there.
+TRUST_WRITES_A_TOP_LEVEL_COPY = Case(
+    name="trust writes the hash into the top level copy that shadows the render",
+    steps=[
+        # A top-level copy by that file name (its rules do not matter to hitl trust).
+        write("hitl-policy-default.json", POLICY, home=True),
+        step("hitl", "trust", "ls", stdout_has=[_LS_PATH]),
+        probe("the copy's trusted_binaries.hashes", _home_copy_hashes, expect=[_LS_PATH]),
+    ],
+)
+
+# Its control is TRUST_FINDS_THE_POLICY_FILE_NAME below.
 TRUST_REFUSES_A_BARE_ENVELOPE_NAME = Case(
     name="trust policy strict is refused as not found",
     steps=[
@@ -217,6 +244,25 @@ TRUST_REFUSES_A_BARE_ENVELOPE_NAME = Case(
             "ls",
             exit_code=1,
             notices_has=['policy "strict" not found on the search path'],
+        )
+    ],
+)
+
+# The control: the same envelope by its file name is found (and refused for what it is,
+# a render: where that refusal says to copy it is TRUST_REFUSES_A_RENDER's promise).
+TRUST_FINDS_THE_POLICY_FILE_NAME = Case(
+    name="trust policy hitl policy strict json is found on the search path",
+    redact={r"Copy it to \S+ first": "Copy it to [COPY TARGET] first"},
+    steps=[
+        step(
+            "hitl",
+            "trust",
+            "--policy",
+            "hitl-policy-strict.json",
+            "ls",
+            exit_code=1,
+            notices_has=["rendered from [envelopes.strict]"],
+            notices_lacks=["not found"],
         )
     ],
 )

@@ -12,6 +12,11 @@ that lands with no ask (the allow held), or an ask in ``approvals list`` that
 is then denied (the allow was withdrawn). A "planted" ``echo`` — a script
 earlier on ``PATH`` that leaves a marker file when it runs — shows which
 binary a call actually ran.
+
+Each case that stops a call or refuses a policy has a control: the same call
+and layout with only the pin changed (the digest, the dir, the declared path,
+a well-formed block), in which the echo runs unattended. Existing pairs are
+named in a comment by the refusal.
 """
 
 from __future__ import annotations
@@ -221,6 +226,7 @@ HASH_ANY_CASE = _pinned(
     *LANDS_UNATTENDED,
 )
 
+# Control: HASH_MATCHES, the same declaration with the real digest.
 HASH_MISMATCH = _pinned(
     "a binary that no longer matches its declared hash stops for approval",
     {"hashes": {str(_ECHO_PATH): "0" * 64}},
@@ -229,6 +235,7 @@ HASH_MISMATCH = _pinned(
 
 _LS = Path(os.path.realpath(shutil.which("ls") or "/bin/ls"))
 
+# Control: HASH_MATCHES, the same kind of declaration naming echo itself.
 ANY_HASH_STRICT = _pinned(
     "declaring any hash makes the pin strict for an undeclared binary",
     {"hashes": {str(_LS): _sha256(_LS)}},
@@ -245,6 +252,7 @@ PLANTED_WITHOUT_PINS = _pinned(
     PLANTED_RAN,
 )
 
+# Control of the two below: PLANTED_WITHOUT_PINS, the same plant with no block; it runs.
 PLANTED_OUTSIDE_DIRS = _pinned(
     "a name resolving outside every trusted dir stops for approval and does not run",
     {"dirs": [str(_ECHO_PATH.parent)]},
@@ -281,6 +289,14 @@ HASH_UNDER_A_LINK = _pinned(
     *_stops(_LINKED_ENV),
 )
 
+# The control: the same link first on PATH, the hash declared under the real path.
+HASH_UNDER_THE_REAL_PATH = _pinned(
+    "a hash declared under the real path of a linked name lets the call run unattended",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA}},
+    _LINKED_ECHO,
+    *_lands(_LINKED_ENV),
+)
+
 
 # Each broken block fails `vet` naming it, and fails the run closed: the allowlisted name
 # does not run unattended under a broken pin.
@@ -315,6 +331,27 @@ MALFORMED_BLOCKS = [
         ("unknown key", {"dirs": ["/usr/bin"], "pins": {}}, "trusted_binaries"),
     )
 ]
+
+# The control: a well-formed block trusting the plant's own directory passes vet, and the
+# same run lands with the planted echo run, so the refusals above are the blocks'.
+WELL_FORMED_BLOCK = _pinned(
+    "a well formed trusted binaries block passes vet and the pinned call runs",
+    {"dirs": ["{work}/planted"]},
+    PLANT,
+    step("vet", "{home}/.contenox/" + POLICY),
+    step(
+        "run",
+        "--policy",
+        "pinned",
+        "--timeout",
+        "10s",
+        "say hello",
+        env=PLANTED_ENV,
+        timeout=60,
+    ),
+    _NO_ASKS,
+    PLANTED_RAN,
+)
 
 
 # --- declaring with hitl trust
@@ -447,6 +484,7 @@ def _rendered_sha(instance: Instance) -> str:
     return hashlib.sha256(_rendered_default(instance).encode()).hexdigest()
 
 
+# Control: HITL_TRUST_WRITES_A_TOP_LEVEL_COPY, the same call on the copy that shadows it.
 REFUSES_A_RENDERED_ENVELOPE = Case(
     name="hitl trust refuses to write into a rendered envelope",
     # Where the refusal says to copy the render is COPY_TARGET_NAMED's promise
@@ -468,6 +506,27 @@ REFUSES_A_RENDERED_ENVELOPE = Case(
             lambda i, before: _rendered_sha(i) == before,
             "{rendered}",
             expect=True,
+        ),
+    ],
+)
+
+
+# The control of the refusal above: the same call once the home holds the top-level copy
+# that shadows the render; it writes the hash there.
+_TOP_LEVEL_COPY = '{"version": 1, "default_action": "approve", "rules": []}\n'
+
+HITL_TRUST_WRITES_A_TOP_LEVEL_COPY = Case(
+    name="hitl trust writes into the top level copy that shadows a rendered envelope",
+    steps=[
+        # A top-level copy by that file name (its rules do not matter to hitl trust).
+        write("hitl-policy-default.json", _TOP_LEVEL_COPY, home=True),
+        step("hitl", "trust", "--policy", "hitl-policy-default.json", "echo"),
+        probe(
+            "the copy's trusted_binaries.hashes",
+            lambda i: json.loads(
+                (i.home / ".contenox" / "hitl-policy-default.json").read_text(encoding="utf-8")
+            )["trusted_binaries"]["hashes"],
+            expect={str(_ECHO_PATH): _ECHO_SHA},
         ),
     ],
 )
@@ -653,6 +712,7 @@ _DENIED_ASK = (
     wait("run"),
 )
 
+# Control: ENVELOPE_TRUSTS, the same envelope with the echo's real directory.
 ENVELOPE_WITHDRAWS = Case(
     name="an envelope's trusted_binaries block withdraws the allow outside its dirs",
     script=ECHO,
@@ -776,6 +836,47 @@ CARD_NAMES_THE_REAL_PATH = _card_case(
     [f"binary at {_ECHO_PATH} is not under any trusted_binaries.dirs entry", "allow refused"],
     _LINKED_ECHO,
     acp_env=_LINKED_ENV,
+)
+
+
+def _no_card(name: str, trusted: Mapping[str, Any], *before: Action, **prompt_kw: Any) -> Case:
+    """A card case's control: the same prompt and policy, the pin holding; the echo runs."""
+    return Case(
+        name=name,
+        script=Script(
+            turns=[
+                route(),
+                Turn(tool_calls=[ToolCall("local_shell", {"command": "echo", "args": ["hi"]})]),
+                "Done.",
+            ]
+        ),
+        steps=[
+            *before,
+            write("hitl-policy-default.json", json.dumps(_policy(trusted)), home=True),
+            prompt(
+                "say hello",
+                permission="deny",
+                stop_reason=None,
+                permission_requests=0,
+                terminal_commands=["echo hi"],
+                **prompt_kw,
+            ),
+        ],
+    )
+
+
+# The controls of the two cards: the same prompt and policy, the pin naming the echo's
+# real directory, or its real digest; no card is raised and the editor's terminal runs it.
+NO_CARD_INSIDE_TRUSTED_DIRS = _no_card(
+    "no approval card is raised when the name resolves inside the trusted dirs",
+    {"dirs": [str(_ECHO_PATH.parent)]},
+    _LINKED_ECHO,
+    acp_env=_LINKED_ENV,
+)
+
+NO_CARD_WHEN_THE_HASH_MATCHES = _no_card(
+    "no approval card is raised when the binary matches its declared hash",
+    {"hashes": {str(_ECHO_PATH): _ECHO_SHA}},
 )
 
 CARD_SAYS_THE_HASH_CHANGED = _card_case(
