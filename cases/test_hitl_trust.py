@@ -287,7 +287,29 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
             "workspace",
             marks=defect(
                 Defect(
-                    title="a workspace policy's trusted_binaries hashes are not enforced",
+                    title=(
+                        "a run never loads a workspace policy file, so the hashes `hitl trust` "
+                        "declared in it do not apply"
+                    ),
+                    second_reading=(
+                        "2026-12-02, a second reader with only this text and the docs, in a fresh "
+                        "scratch home: real, the cause misnamed (retitled after it). Saw: trust "
+                        "with 'bin/mytool': 'Error: cannot declare \"bin/mytool\": relative "
+                        "command "
+                        "path' rc=1; with absolute path: 'declared /tmp/…/bin/mytool sha256 bf4f…'"
+                        " and the workspace file gains trusted_binaries.hashes. Workspace copy: "
+                        "run rc=0, stdout 'listed', ls tool result "
+                        "'bin\\ndialog.json\\nerr.txt\\nout.txt', and stderr: 'hitl: policy"
+                        ' "mine" '
+                        'unreadable, gating on default "hitl-policy-default.json" instead: … open '
+                        "~/.contenox/.generated/hitl-policy-mine.json: no such file or "
+                        "directory... Note: Reproduces as observed, but the title misnames the "
+                        "cause. The hash pin works: once the file is loaded (home copy), ls is "
+                        "refused. Under the workspace copy the run's unit never loads the policy "
+                        "at all: it logs 'unreadable, gating on default' and looks only in "
+                        "~/.contenox/.generated/. So ls runs because the default envelope allows "
+                        "it, not because the pin is ignored. What breaks i..."
+                    ),
                     reproduce=(
                         "in a scratch HOME, `contenox init`; an executable `bin/mytool` in the "
                         'workspace; `.contenox/hitl-policy-mine.json` holding `{"default_action'
@@ -303,13 +325,19 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
                         "'Denied by the active policy …'"
                     ),
                     promised=(
-                        'reference/contenox-cli.md:309 "Declaring any hash makes the pin strict '
-                        'for that policy: a command with no declared hash is refused."'
-                    ),
-                    observed="`ls`, declared nowhere, runs under the workspace copy",
-                    bears_on=(
                         'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the '
-                        'workspace .contenox/, then ~/.contenox/, wins if it is there."',
+                        'workspace .contenox/, then ~/.contenox/, wins if it is there."'
+                    ),
+                    observed=(
+                        "`ls`, declared nowhere, runs under the workspace copy: the unit logs "
+                        '\'hitl: policy "mine" unreadable, gating on default '
+                        '"hitl-policy-default.json" instead: … open '
+                        "~/.contenox/.generated/hitl-policy-mine.json: no such file or "
+                        "directory' (the pin itself works: the home copy refuses `ls`)"
+                    ),
+                    bears_on=(
+                        'reference/contenox-cli.md:309 "Declaring any hash makes the pin strict '
+                        'for that policy: a command with no declared hash is refused."',
                     ),
                 )
             ),
