@@ -19,9 +19,24 @@ the calls wrote or did not.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Any
 
-from harness import Instance, Script, ToolCall, Turn, open_acp, probes, route, wait_until
+from harness import (
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    open_acp,
+    probe,
+    probes,
+    route,
+    satisfies,
+    step,
+    wait_until,
+)
 from harness.acp import AcpClient
 
 CONTENT = "written by the agent\n"
@@ -174,3 +189,85 @@ def test_a_reconnecting_client_is_not_re_offered_an_ask_that_expired(
     assert offered == [still_open], offered
     assert not (instance.work / "expired.txt").exists()
     assert not (instance.work / "open.txt").exists()
+
+
+# --------------------------------------------------------------------------- the shipped envelopes
+
+_SHIPPED = ("read_only", "ask_always", "auto_edit", "default", "strict", "acpx", "oracle", "serve")
+
+
+def _rendered(instance: Instance, name: str) -> dict[str, Any]:
+    path = instance.home / ".contenox" / ".generated" / f"hitl-policy-{name}.json"
+    rendered: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return rendered
+
+
+def _attention(instance: Instance) -> dict[str, Any]:
+    """Each shipped render's ``attention`` block (None where the render has none)."""
+    return {name: _rendered(instance, name).get("attention") for name in _SHIPPED}
+
+
+# hitl.md:336-348: default and serve let an agent answer up to 3; strict, acpx
+# and oracle are human only (missions.answer = "deny" omits the block, line
+# 284); the three postures state no missions.answer at all.
+SHIPPED_ATTENTION = Case(
+    name="each shipped envelope states who may answer a unit's question",
+    steps=[
+        step("acp", stdin=""),
+        probe(
+            "attention of each shipped render",
+            _attention,
+            expect={
+                "read_only": None,
+                "ask_always": None,
+                "auto_edit": None,
+                "default": {"allowAgentAnswers": True, "maxAgentAnswers": 3},
+                "strict": None,
+                "acpx": None,
+                "oracle": None,
+                "serve": {"allowAgentAnswers": True, "maxAgentAnswers": 3},
+            },
+        ),
+    ],
+)
+
+
+def _ask_always_words(instance: Instance) -> list[str]:
+    """The command words of the ``default`` render's ``command_ask_always`` shell rule."""
+    return [
+        word
+        for rule in _rendered(instance, "default")["rules"]
+        for cond in rule.get("when") or ()
+        if rule["tool"] == "local_shell" and cond["op"] == "command_ask_always"
+        for word in cond["value"].split(",")
+    ]
+
+
+# hitl.md:318: the old `acp` preset folded into `default`, which absorbed its
+# two extra shell tokens.
+DEFAULT_ABSORBED_ACP = Case(
+    name="the default envelope asks about the two shell tokens the old acp preset added",
+    steps=[
+        step("acp", stdin=""),
+        probe(
+            "the default render's ask-always words",
+            _ask_always_words,
+            expect=satisfies(lambda words: {">:", ">>"} <= set(words), "holds >: and >>"),
+        ),
+    ],
+)
+
+# hitl.md:318: `dev` is gone — no envelope renders it, so the name resolves to nothing.
+DEV_IS_GONE = Case(
+    name="the old dev preset is gone and naming it resolves to nothing",
+    steps=[
+        step(
+            "acp",
+            "--hitl-policy",
+            "dev",
+            stdin="",
+            exit_code=1,
+            notices_has=["hitl-policy-dev.json"],
+        ),
+    ],
+)
