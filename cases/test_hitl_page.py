@@ -1,20 +1,24 @@
-"""guide/hitl.md's promises no other area's file asserts: what a reconnecting editor is re-offered.
+"""guide/hitl.md promises no other file asserts: reattaching, dropped cards, shipped renders.
 
 An ACP session's ask outlives the ``contenox acp`` process that raised it: the
 editor goes away with the card on screen, the row stays pending, and an editor
 attaching to the session again (``session/load``) is re-presented the asks the
 session still has open (test_asks.py shows an open ask re-offered). These cases
-show the other half of hitl.md:115: an ask answered elsewhere, or expired with
-its ``on_timeout`` applied, is not re-offered. Each session also holds an ask
-that is still open, raised after the closed one, so the reconnecting editor has
-something it must be offered: the case waits for that one and then reads that
-it was the only one.
+show the rest of hitl.md:115 and :117: an ask answered elsewhere, or expired
+with its ``on_timeout`` applied, is not re-offered (each session also holds a
+later open ask, which the reconnecting editor must be offered: the case waits
+for it and then reads that it was the only one; with both left open both are
+offered); approving a re-offered ask resumes the checkpoint; a connection
+closed with the card open is not a denial. hitl.md:111: a turn answered in
+place, or with no ask at all, says nothing of a suspension. hitl.md:318 and
+:336-348: what the shipped renders hold.
 
 Every ``contenox acp`` process starts the scripted dialog at turn one, so the
 dialog file is rewritten before each process with the turns that process is to
-be served. What a person would look at is asserted: the permission requests the
-editor received, ``approvals list``, ``approvals respond``'s answer and the files
-the calls wrote or did not.
+be served (a note in the transcript says so). What a person would look at is
+asserted: the permission requests the editor received, ``approvals list``,
+``approvals respond``'s answer, the files the calls wrote or did not, and the
+rendered policy files.
 """
 
 from __future__ import annotations
@@ -189,6 +193,106 @@ def test_a_reconnecting_client_is_not_re_offered_an_ask_that_expired(
     assert offered == [still_open], offered
     assert not (instance.work / "expired.txt").exists()
     assert not (instance.work / "open.txt").exists()
+
+
+def _written(instance: Instance) -> str | None:
+    """What the gated write left in ``out.txt`` (None: nothing), into the transcript too."""
+    path = instance.work / "out.txt"
+    text = path.read_text(encoding="utf-8") if path.exists() else None
+    instance.recorder.probe("out.txt", (), text)
+    return text
+
+
+def _approved_on_reconnect(instance: Instance, session: str, ask_id: str) -> list[str]:
+    """Attach a new editor to ``session`` that approves what it is offered; wait for
+    ``ask_id`` to leave the inbox; return the asks it was offered."""
+    # The checkpointed turn, resumed by the verdict, is served this.
+    _dialog(instance, "Done after the verdict.")
+    with open_acp(instance, permission="allow") as editor:
+        _load(editor, instance, session)
+        wait_until(
+            lambda: ask_id in _asked(editor),
+            timeout=60,
+            interval=0.1,
+            what="the session's open ask to be re-offered",
+        )
+        wait_until(
+            lambda: ask_id not in _open_ask_ids(instance),
+            timeout=60,
+            interval=0.5,
+            what="the re-offered ask, approved, to leave the inbox",
+        )
+        return _asked(editor)
+
+
+# function: two editors in turn on one session, the second approving
+def test_approving_a_re_presented_ask_resumes_the_checkpoint_and_the_gated_write_lands(
+    instance: Instance,
+) -> None:
+    instance.init()
+    session, ask = _leave_an_ask(instance, "out.txt")
+    assert not (instance.work / "out.txt").exists()
+
+    offered = _approved_on_reconnect(instance, session, ask)
+    assert offered == [ask], offered  # the same ask, not a second question
+    written = wait_until(
+        lambda: (instance.work / "out.txt").exists(),
+        timeout=60,
+        interval=0.2,
+        what="the checkpointed write to land",
+    )
+    assert written
+    instance.recorder.probe("asks re-offered to the reconnecting editor", (), offered)
+    assert _written(instance) == CONTENT
+
+
+# function: closes the editor's connection with the card on screen
+def test_a_dropped_card_is_not_a_denial_and_a_terminal_can_still_answer_it(
+    instance: Instance,
+) -> None:
+    instance.init()
+    _dialog(instance, route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done.")
+    editor = open_acp(instance, permission="defer")
+    ask = editor.start_prompt("write out.txt").wait_for_permission(timeout=60)
+    assert editor.close() == 0  # the editor closes the connection, the card unanswered
+    # Not read as a denial: the ask is still pending, the write has not run.
+    assert _open_ask_ids(instance) == [ask.ask_id]
+    assert not (instance.work / "out.txt").exists()
+
+    _dialog(instance, "Done after the verdict.")
+    verdict = instance.contenox("approvals", "respond", ask.ask_id, "--approve", timeout=120)
+    verdict.assert_success()
+    assert _open_ask_ids(instance) == []
+    assert _written(instance) == CONTENT
+
+
+def _no_suspension_said(instance: Instance, *turns: Turn | str) -> None:
+    """Prompt once through an editor approving in place; the turn says nothing of suspension."""
+    _dialog(instance, *turns)
+    with open_acp(instance, permission="allow") as editor:
+        turn = editor.prompt("do the task", timeout=60)
+    assert turn.stop_reason == "end_turn", turn.describe()
+    said = turn.text.lower()
+    assert "suspend" not in said and "approvals respond" not in said, turn.describe()
+    meta = json.dumps((turn.response or {}).get("result", {}).get("_meta", {}))
+    assert "suspend" not in meta.lower(), meta
+
+
+# function: an editor answering its card in place
+def test_a_turn_whose_card_is_answered_in_place_carries_on_with_no_suspension_notice(
+    instance: Instance,
+) -> None:
+    instance.init()
+    _no_suspension_said(
+        instance, route(), Turn(text="Writing.", tool_calls=[_write("out.txt")]), "Done."
+    )
+    assert _written(instance) == CONTENT
+
+
+# function: one plain ACP prompt
+def test_an_ordinary_completed_turn_carries_no_suspension_notice(instance: Instance) -> None:
+    instance.init()
+    _no_suspension_said(instance, route(), "Hello.")
 
 
 # --------------------------------------------------------------------------- the shipped envelopes
