@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from dialogs import workspace_file
 from harness import (
     Case,
     Instance,
@@ -36,6 +37,7 @@ from harness import (
     open_acp,
     probe,
     probes,
+    prompt,
     route,
     satisfies,
     step,
@@ -373,5 +375,75 @@ DEV_IS_GONE = Case(
             exit_code=1,
             notices_has=["hitl-policy-dev.json"],
         ),
+    ],
+)
+
+
+def _one_call(call: ToolCall) -> Script:
+    return Script(turns=[route(), Turn(text="On it.", tool_calls=[call]), "Done."])
+
+
+# hitl.md:328, ask_always: read freely, ask before changing anything, and the
+# write wall — a shell rc is denied outright rather than offered. The three
+# differ only in the call; the editor allows whatever it is asked.
+ASK_ALWAYS = [
+    Case(
+        name="under ask_always a write to a shell rc is refused without asking the editor",
+        script=_one_call(_write(".bashrc")),
+        steps=[
+            prompt(
+                "change my shell",
+                acp_args=["--hitl-policy", "ask_always"],
+                permission="allow",
+                permission_requests=0,
+                files_written=[],
+                tool_output_has=["Denied by the active policy hitl-policy-ask_always.json"],
+            ),
+            workspace_file(".bashrc", expect=None),
+        ],
+    ),
+    Case(
+        name="under ask_always a write to a plain file asks the editor first",
+        script=_one_call(_write("notes.txt")),
+        steps=[
+            prompt(
+                "write my notes",
+                acp_args=["--hitl-policy", "ask_always"],
+                permission="allow",
+                permission_requests=1,
+                files_written=["notes.txt"],
+            ),
+            workspace_file("notes.txt", expect=CONTENT),
+        ],
+    ),
+    Case(
+        name="under ask_always a read runs without asking the editor",
+        script=_one_call(ToolCall("read_file", {"path": "notes.txt"})),
+        files={"notes.txt": "the notes\n"},
+        steps=[
+            prompt(
+                "read my notes",
+                acp_args=["--hitl-policy", "ask_always"],
+                permission="deny",
+                permission_requests=0,
+                files_read=["notes.txt"],
+            ),
+        ],
+    ),
+]
+
+# hitl.md:329: auto_edit means edits, not execution — the shell still asks.
+AUTO_EDIT_SHELL_ASKS = Case(
+    name="under auto_edit the shell still asks the editor",
+    script=_one_call(ToolCall("local_shell", {"command": "touch", "args": ["made.txt"]})),
+    steps=[
+        prompt(
+            "make the file",
+            acp_args=["--hitl-policy", "auto_edit"],
+            permission="deny",
+            permission_requests=1,
+            requests_lack=["terminal/create"],
+        ),
+        workspace_file("made.txt", expect=None),
     ],
 )
