@@ -34,6 +34,8 @@ from harness import (
     Script,
     ToolCall,
     Turn,
+    mission_finish,
+    mission_report,
     open_acp,
     probe,
     probes,
@@ -295,6 +297,46 @@ def test_a_turn_whose_card_is_answered_in_place_carries_on_with_no_suspension_no
 def test_an_ordinary_completed_turn_carries_no_suspension_notice(instance: Instance) -> None:
     instance.init()
     _no_suspension_said(instance, route(), "Hello.")
+
+
+def _questions(instance: Instance) -> list[str]:
+    return [a.id for a in probes.approvals(instance) if a.kind == "question"]
+
+
+# function: an editor fires a mission whose unit asks a question, then two editors attach
+def test_a_reconnecting_client_is_not_offered_a_unit_s_question_as_a_prompt(
+    instance: Instance,
+) -> None:
+    instance.init()
+    # The fired unit (a child of the acp process) replays the dialog from turn one.
+    question = ToolCall("mission_ask_attention", {"summary": "which branch", "question": "which?"})
+    _dialog(
+        instance,
+        Turn(text="Asking.", tool_calls=[question]),
+        Turn(tool_calls=[mission_report("result", "the unit is done")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    )
+    editor = open_acp(instance, permission="defer")
+    session = editor.session_id
+    assert session is not None
+    # strict: a human answers its questions, so no agent takes this one.
+    fired = editor.prompt("/mission --policy hitl-policy-strict.json run which branch", timeout=60)
+    assert "Mission fired" in fired.text, fired.describe()
+    [asked] = wait_until(
+        lambda: _questions(instance),
+        timeout=60,
+        interval=0.5,
+        what="the unit's question to wait in the inbox",
+    )
+    editor.process.interrupt()  # the editor goes away while the question waits
+    editor.process.wait(timeout=60)
+    assert _questions(instance) == [asked]
+
+    _, still_open = _leave_an_ask(instance, "open.txt", session=session)
+    offered = _offered_on_reconnect(instance, session, still_open)
+    assert offered == [still_open], offered
+    assert _questions(instance) == [asked]  # still there, to be answered in words
 
 
 # --------------------------------------------------------------------------- the shipped envelopes
