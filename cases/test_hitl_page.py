@@ -489,3 +489,59 @@ AUTO_EDIT_SHELL_ASKS = Case(
         workspace_file("made.txt", expect=None),
     ],
 )
+
+
+# --------------------------------------------------------------------------- a rule's conditions
+
+_SECRET = "the secret\n"
+
+
+# hitl.md:200: every `when` condition must hold (AND). The rule denies a write
+# whose path is out.txt AND whose content is the secret. out.txt with the
+# secret meets both: denied. other.txt with the secret meets one: the rule does
+# not match and default_action allows it. A rule that ignored its conditions
+# would deny both; one read as OR would deny both; one that never matched would
+# write both.
+def _write_secret(path: str) -> ToolCall:
+    return ToolCall("write_file", {"path": path, "content": _SECRET})
+
+
+_BOTH_CONDITIONS = {
+    "default_action": "allow",
+    "rules": [
+        {
+            "tools": "local_fs",
+            "tool": "write_file",
+            "when": [
+                {"key": "path", "op": "glob", "value": "**/out.txt"},
+                {"key": "content", "op": "eq", "value": _SECRET},
+            ],
+            "action": "deny",
+        }
+    ],
+}
+
+EVERY_CONDITION_HOLDS = Case(
+    name="a rule matches only a call for which every when condition holds",
+    script=Script(
+        turns=[
+            route(),
+            Turn(text="First.", tool_calls=[_write_secret("out.txt")]),
+            Turn(text="Second.", tool_calls=[_write_secret("other.txt")]),
+            "Done.",
+        ]
+    ),
+    files={"ops/both.json": json.dumps(_BOTH_CONDITIONS, indent=2)},
+    steps=[
+        prompt(
+            "write both files",
+            acp_args=["--hitl-policy", "./ops/both.json"],
+            permission="allow",
+            permission_requests=0,
+            files_written=["other.txt"],
+            tool_output_has=["Denied by the active policy"],
+        ),
+        workspace_file("out.txt", expect=None),
+        workspace_file("other.txt", expect=_SECRET),
+    ],
+)
