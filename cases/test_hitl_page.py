@@ -545,3 +545,38 @@ EVERY_CONDITION_HOLDS = Case(
         workspace_file("other.txt", expect=_SECRET),
     ],
 )
+
+
+# --------------------------------------------------------------------------- a top-level copy
+
+
+def _write_under(instance: Instance, policy: str, path: str) -> str | None:
+    """One editor session under ``--hitl-policy policy`` writes ``path``; what the file holds."""
+    _dialog(instance, route(), Turn(text="Writing.", tool_calls=[_write(path)]), "Done.")
+    with open_acp(instance, "--hitl-policy", policy, permission="allow") as editor:
+        turn = editor.prompt(f"write {path}", timeout=60)
+    assert not turn.permission_requests, turn.describe()  # neither file asks
+    target = instance.work / path
+    text = target.read_text(encoding="utf-8") if target.exists() else None
+    instance.recorder.probe(path, (), text)
+    return text
+
+
+# function: two editor sessions, the copy deleted between them (an envelope is
+# resolved when the surface starts)
+def test_deleting_a_top_level_copy_falls_through_to_the_envelope_of_that_name(
+    instance: Instance,
+) -> None:
+    instance.init()
+    home = instance.home / ".contenox"
+    with (home / "agents.toml").open("a", encoding="utf-8") as toml:
+        toml.write('\n[envelopes.fall]\ndefault_action = "allow"\nfiles.write = "deny"\n')
+    copy = home / "hitl-policy-fall.json"
+    copy.write_text(json.dumps({"default_action": "allow", "rules": []}), encoding="utf-8")
+
+    # While the copy is there it is the file that gates: the write lands.
+    assert _write_under(instance, "fall", "while-copied.txt") == CONTENT
+    copy.unlink()
+    instance.recorder.note("~/.contenox/hitl-policy-fall.json deleted")
+    # Deleted, the envelope's render gates: files.write is denied.
+    assert _write_under(instance, "fall", "after-delete.txt") is None
