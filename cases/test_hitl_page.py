@@ -24,7 +24,6 @@ rendered policy files.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from dialogs import workspace_file
@@ -66,14 +65,11 @@ def _dialog(instance: Instance, *turns: Turn | str) -> None:
 
 
 def _said(turn: Turn | str) -> str:
-    """A turn for the transcript: its text, and the path of each call it makes."""
+    """A turn for the transcript: its text, then each call it makes with its arguments."""
     if isinstance(turn, str):
         return turn
-    calls = [
-        f"{c.name} {c.arguments.get('path', '')}" if isinstance(c.arguments, Mapping) else c.name
-        for c in turn.tool_calls
-    ]
-    return " -> ".join([turn.text or "", *calls]) if calls else turn.text or ""
+    calls = [f"-> {c.name} {json.dumps(c.arguments)}" for c in turn.tool_calls]
+    return " ".join(part for part in (turn.text, *calls) if part)
 
 
 def _load(client: AcpClient, instance: Instance, session: str) -> None:
@@ -337,6 +333,46 @@ def test_a_reconnecting_client_is_not_offered_a_unit_s_question_as_a_prompt(
     offered = _offered_on_reconnect(instance, session, still_open)
     assert offered == [still_open], offered
     assert _questions(instance) == [asked]  # still there, to be answered in words
+
+
+# function: an editor fires a mission under an envelope whose agent may answer, then leaves
+def test_a_question_from_a_session_no_longer_open_waits_for_a_human_and_is_answered_in_words(
+    instance: Instance,
+) -> None:
+    instance.init()
+    question = ToolCall("mission_ask_attention", {"summary": "which branch", "question": "which?"})
+    _dialog(
+        instance,
+        Turn(text="Asking.", tool_calls=[question]),
+        Turn(tool_calls=[mission_report("result", "the unit is done")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    )
+    editor = open_acp(instance, permission="defer")
+    # default: an agent may answer up to 3 questions — but not for a session
+    # busy with the firing turn, nor for one that is no longer open.
+    fired = editor.prompt("/mission --policy hitl-policy-default.json run which branch", timeout=60)
+    assert "Mission fired" in fired.text, fired.describe()
+    [asked] = wait_until(
+        lambda: _questions(instance),
+        timeout=60,
+        interval=0.5,
+        what="the unit's question to wait in the inbox",
+    )
+    editor.process.interrupt()  # the firing session is no longer open
+    editor.process.wait(timeout=60)
+    assert _questions(instance) == [asked]  # no agent swallowed it
+
+    # The resumed unit is served the rest of its work.
+    _dialog(
+        instance,
+        Turn(tool_calls=[mission_report("result", "went with main")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        "Done.",
+    )
+    answer = instance.contenox("approvals", "respond", asked, "--answer", "main", timeout=120)
+    answer.assert_success()
+    assert _open_ask_ids(instance) == []
 
 
 # --------------------------------------------------------------------------- the shipped envelopes
