@@ -538,8 +538,8 @@ ZERO_TOKEN_LIMIT = Case(
         bears_on=(
             'reference/agents-config.md:92 "`main_rounds` | int | `60` | Edge traversals before '
             'the main stage hands to recovery. **Must be positive.**"',
-            'reference/agents-config.md:31 "A malformed one is an error rather than a silent fall '
-            'back to shipped values"',
+            'reference/agents-config.md:31-32 "A malformed one is an error rather than a '
+            'silent fall back to shipped values"',
         ),
     ),
 )
