@@ -543,3 +543,90 @@ ZERO_TOKEN_LIMIT = Case(
         ),
     ),
 )
+
+
+# ------------------------------------------------------------------ postures, [naming]
+
+
+def floor_rules(agent: str, **want: str) -> Probe:
+    """A probe: the unconditioned write and shell rules of the policy emitted for ``agent``."""
+
+    def read(instance: Instance) -> dict[str, object]:
+        rules = _generated(instance, f"hitl-policy-{agent}.json")["rules"]
+        assert isinstance(rules, list)
+        return {
+            f"{r['tools']}.{r['tool']}": r["action"]
+            for r in rules
+            if not r.get("when") and r["tool"] in ("write_file", "local_shell")
+        }
+
+    return probe(
+        f"write and shell floor of {agent}",
+        read,
+        expect={"local_fs.write_file": want["write"], "local_shell.local_shell": want["shell"]},
+    )
+
+
+# agents-config.md:529 "Claude Code `plan`, `dontAsk` | `read_only`, with a
+# note in the loss report". The same declaration without the mode is the
+# control: it asks (ask_always).
+PLAN_MODE = Case(
+    name="a claude code plan mode agent runs read only with a note",
+    files={
+        ".claude/agents/planner2.md": _decl(
+            "planner2", "tools: Read, Write, Bash\npermissionMode: plan"
+        ),
+        ".claude/agents/auditor.md": _decl("auditor", "tools: Read, Write, Bash"),
+    },
+    steps=[
+        step(
+            "agent",
+            "list",
+            stdout_has=["claude-code-planner2", "claude-code-auditor"],
+            notices_has=["claude-code-planner2: permissionMode", "imported as read-only"],
+        ),
+        floor_rules("claude-code-planner2", write="deny", shell="deny"),
+        floor_rules("claude-code-auditor", write="approve", shell="approve"),
+    ],
+)
+
+# agents-config.md:540: `scope_with_dialect` on (the default, the prefixed
+# section case in test_agents_page.py) prefixes another tool's agents; off, the
+# imported agent keeps its own name.
+SCOPE_OFF = Case(
+    name="with scope_with_dialect false an imported agent keeps its own name",
+    files={
+        ".claude/agents/auditor.md": _decl("auditor", "tools: Read"),
+        ".contenox/agents.toml": "[naming]\nscope_with_dialect = false\n",
+    },
+    steps=[step("agent", "list", stdout_has=["auditor"], stdout_lacks=["claude-code-auditor"])],
+)
+
+
+def webtools_block(instance: Instance) -> dict[str, object]:
+    """Whether the home agents.toml `init` wrote has the webtools block, and who carries it."""
+    shipped = (instance.home / ".contenox" / "agents.toml").read_text(encoding="utf-8")
+    return {
+        "shipped file has [tools_policies.webtools]": "[tools_policies.webtools]" in shipped,
+        "sheller's chain carries webtools": "webtools" in _policies(instance, "sheller"),
+    }
+
+
+# agents-config.md:136 "The shipped file also carries a
+# `[tools_policies.webtools]` block, which is **inert**": it is in the file
+# `init` writes, and an agent with every hosted tool carries no policy for it.
+WEBTOOLS_INERT = Case(
+    name="the shipped agents toml carries a webtools block no agent carries",
+    files={".contenox/agents/sheller.md": _decl("sheller", "tools: Read, Write, Bash")},
+    steps=[_list("sheller")],
+    probes=[
+        probe(
+            "the webtools block",
+            webtools_block,
+            expect={
+                "shipped file has [tools_policies.webtools]": True,
+                "sheller's chain carries webtools": False,
+            },
+        )
+    ],
+)
