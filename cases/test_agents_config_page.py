@@ -271,7 +271,7 @@ MALFORMED_WORKSPACE_FILE = Case(
     },
     steps=[step("agent", "list", notices_has=[".contenox/agents.toml"])],
     defect=Defect(
-        title="a malformed agents.toml is reported nowhere: every agent is silently disabled",
+        title="a malformed agents.toml is reported nowhere: the agents vanish or go disabled",
         reproduce=(
             "in a scratch HOME and an empty workspace: `.contenox/agents/plain.md` holding "
             "`---` `name: plain` `description: Checks one thing` `tools: Read` `---` and a body; "
@@ -283,7 +283,10 @@ MALFORMED_WORKSPACE_FILE = Case(
             'default, `contenox run --policy run --timeout 30s "check it"` exits 1 with '
             "'Error: conflict: agent \"run\" is disabled; enable it with 'contenox agent enable "
             "\"run\"'' — no word of agents.toml. Deleting the malformed file again leaves every "
-            "agent ENABLED false on the next `agent list`"
+            "agent ENABLED false on the next `agent list`. In a fresh scratch HOME with the "
+            "malformed file written before `contenox init` (as this case does), `init` exits 0 "
+            "and `agent list` exits 0, stderr empty, listing only agent-planner: neither plain "
+            "nor the shipped agents"
         ),
         promised=(
             'reference/agents-config.md:31-33 "A malformed one is an error rather than a '
@@ -291,8 +294,8 @@ MALFORMED_WORKSPACE_FILE = Case(
             'defaults anyway has been lied to."'
         ),
         observed=(
-            "agent list: exit 0, stderr empty, every discovered agent ENABLED false; run: "
-            "'agent \"run\" is disabled'"
+            "agent list: exit 0, stderr empty; the declared agents are missing (file there "
+            "from the start) or ENABLED false (file broken later); run: 'agent \"run\" is disabled'"
         ),
         bears_on=(
             'reference/agents-config.md:80-81 "Editing this file regenerates every agent it '
@@ -519,22 +522,24 @@ ZERO_TOKEN_LIMIT = Case(
     },
     steps=[step("agent", "list", notices_has=["token_limit"])],
     defect=Defect(
-        title=(
-            "a zero token_limit in agents.toml is reported nowhere; every agent is quietly disabled"
-        ),
+        title=("a zero token_limit in agents.toml is reported nowhere; the declared agents vanish"),
         reproduce=(
             "in a scratch HOME and an empty workspace: `.contenox/agents/plain.md` holding "
             "`---` `name: plain` `description: Checks one thing` `tools: Read` `---` and a body, "
-            "`.contenox/agents.toml` holding `[chain]` `token_limit = 0`; `contenox init`; "
-            "`contenox agent list` exits 0 with nothing on stderr and lists every discovered agent "
-            "(plain, run, chat, …) ENABLED false; the same with `main_rounds = 0`"
+            "`.contenox/agents.toml` holding `[chain]` `token_limit = 0`; `contenox init` exits 0; "
+            "`contenox agent list` exits 0 with nothing on stderr and lists only agent-planner "
+            "(neither plain nor run, chat, …); the same with `main_rounds = 0`. Written after "
+            "the agents were listed once, the same file turns every one ENABLED false instead"
         ),
         promised=(
             'reference/agents-config.md:89 "`token_limit` | int | `131072` | Context budget for '
             "chat history, and the source of the per-call tool-result cap. **Must be positive** — "
             'a zero budget reports every tool result as too large regardless of its real size."'
         ),
-        observed="agent list: exit 0, stderr empty, every discovered agent ENABLED false",
+        observed=(
+            "agent list: exit 0, stderr empty, only agent-planner listed (ENABLED false for "
+            "agents registered before the edit)"
+        ),
         bears_on=(
             'reference/agents-config.md:92 "`main_rounds` | int | `60` | Edge traversals before '
             'the main stage hands to recovery. **Must be positive.**"',
