@@ -635,3 +635,28 @@ WEBTOOLS_INERT = Case(
         )
     ],
 )
+
+
+# agents-config.md:597 "Names containing a dot are treated as MCP tools and pass
+# through unchanged, so MCP needs no entries at all." A registered server's
+# `myserver.search` admits its toolset with no `[tools]` line; the bare
+# `search` is the control: it resolves to nothing and is reported dropped.
+DOTTED_NAME = Case(
+    name="a dotted tool name passes through to its mcp server with no tools entry",
+    files={
+        ".contenox/agents/dotted.md": _decl("dotted", "tools: Read, myserver.search"),
+        ".contenox/agents/undotted.md": _decl("undotted", "tools: Read, search"),
+    },
+    steps=[
+        step("mcp", "add", "myserver", "--transport", "stdio", "--command", "/bin/true"),
+        step(
+            "agent",
+            "list",
+            stdout_has=["dotted", "undotted"],
+            notices_has=["undotted: tools — resolves to nothing connected here"],
+            notices_lacks=[" dotted:"],
+        ),
+        _chain_probe("dotted", tools=["local_fs", "myserver", "mission"]),
+        _chain_probe("undotted", tools=["local_fs", "mission"]),
+    ],
+)
