@@ -271,7 +271,22 @@ MALFORMED_WORKSPACE_FILE = Case(
     },
     steps=[step("agent", "list", notices_has=[".contenox/agents.toml"])],
     defect=Defect(
-        title="a malformed agents.toml is reported nowhere: the agents vanish or go disabled", second_reading='2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: real. Saw: Before the edit: all 10 agents ENABLED true. After writing the malformed file: agent list rc=0, stderr empty, triage/run/reviewer/researcher/plain/chat/change/chain-acpx/chain-acp ENABLED false, agent-planner true. run: rc=1, stderr only \'Error: conflict: agent "run" is disabled; enable it with \'contenox agent enable "run"\'\' (no mention of agents.toml). After deleting the file: agent list rc=0, all nine still ENABLED false (stderr only the usual chain-acpx \'not carried\' note). Fresh HOME with... Note: Reproduces exactly as written, every step. grep of the docs for malformed/parse error/disabled/agents.toml found no page that says a broken agents.toml may silently disable or drop agents; the binary\'s behaviour is not even the \'silent fall back to shipped values\' the page rules out — it is worse (agents lost), and still silent. The persisting ENABLED false after the file is removed is an extra...',
+        title="a malformed agents.toml is reported nowhere: the agents vanish or go disabled",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: Before the edit: all 10 agents ENABLED true. After writing the "
+            "malformed file: agent list rc=0, stderr empty, "
+            "triage/run/reviewer/researcher/plain/chat/change/chain-acpx/chain-acp ENABLED false, "
+            'agent-planner true. run: rc=1, stderr only \'Error: conflict: agent "run" is disabled;'
+            " enable it with 'contenox agent enable \"run\"'' (no mention of agents.toml). After "
+            "deleting the file: agent list rc=0, all nine still ENABLED false (stderr only the "
+            "usual chain-acpx 'not carried' note). Fresh HOME with... Note: Reproduces exactly as "
+            "written, every step. grep of the docs for malformed/parse error/disabled/agents.toml "
+            "found no page that says a broken agents.toml may silently disable or drop agents; the"
+            " binary's behaviour is not even the 'silent fall back to shipped values' the page "
+            "rules out — it is worse (agents lost), and still silent. The persisting ENABLED false"
+            " after the file is removed is an extra..."
+        ),
         reproduce=(
             "in a scratch HOME and an empty workspace: `.contenox/agents/plain.md` holding "
             "`---` `name: plain` `description: Checks one thing` `tools: Read` `---` and a body; "
@@ -484,7 +499,22 @@ SHIPPED_KNOBS = Case(
     probes=[probe("shell knobs carried", shipped_shell, expect=SHIPPED_SHELL)],
     defect=Defect(
         title=(
-            "the shipped shell allowlist is wider than the page's shipped knobs (rm, mv, chmod…)", second_reading="2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: real. Saw: init rc=0; agent list shows 'sheller discovered chain true'. tasks[0] local_shell: _allowed_commands = 'ls,cat,head,tail,wc,sort,uniq,cut,tr,diff,echo,printf,pwd,which,find,grep,sed,awk,stat,file,basename,dirname,realpath,du,date,env,xargs,tee,mktemp,mkdir,touch,cp,mv,rm,ln,chmod,tar,gzip,gunzip,zip,unzip,patch,git,go,gofmt,python3,node,npm,make,cargo,curl,wget,jq' (53 entries), _denied_commands = 'sudo,su,dd,mkfs,fdisk,parted,shred,mount,umount,chown,systemctl,reboot,shutdown,halt,poweroff,u... Note: Reproduces exactly. The shipped allowlist adds 36 commands, among them rm, mv, cp, chmod, ln, sed, awk, env, xargs, tee, tar, patch; the denylist adds 12. I grepped the docs for _allowed_commands/_denied_commands, for ',rm,' and 'gofmt', and for shipped shell allowlists: no page gives the wider list or says the binary's list is the shipped one. Every other list in the docs is an example, not a ..."
+            "the shipped shell allowlist is wider than the page's shipped knobs (rm, mv, chmod…)"
+        ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: init rc=0; agent list shows 'sheller discovered chain true'. "
+            "tasks[0] local_shell: _allowed_commands = 'ls,cat,head,tail,wc,sort,uniq,cut,tr,diff,"
+            "echo,printf,pwd,which,find,grep,sed,awk,stat,file,basename,dirname,realpath,du,date,e"
+            "nv,xargs,tee,mktemp,mkdir,touch,cp,mv,rm,ln,chmod,tar,gzip,gunzip,zip,unzip,patch,git"
+            ",go,gofmt,python3,node,npm,make,cargo,curl,wget,jq' (53 entries), _denied_commands = "
+            "'sudo,su,dd,mkfs,fdisk,parted,shred,mount,umount,chown,systemctl,reboot,shutdown,halt"
+            ",poweroff,u... Note: Reproduces exactly. The shipped allowlist adds 36 commands, "
+            "among them rm, mv, cp, chmod, ln, sed, awk, env, xargs, tee, tar, patch; the denylist"
+            " adds 12. I grepped the docs for _allowed_commands/_denied_commands, for ',rm,' and "
+            "'gofmt', and for shipped shell allowlists: no page gives the wider list or says the "
+            "binary's list is the shipped one. Every other list in the docs is an example, not a "
+            "..."
         ),
         reproduce=(
             "in a scratch HOME and an empty workspace: `.contenox/agents/sheller.md` holding "
@@ -522,7 +552,23 @@ ZERO_TOKEN_LIMIT = Case(
     },
     steps=[step("agent", "list", notices_has=["token_limit"])],
     defect=Defect(
-        title=("a zero token_limit in agents.toml is reported nowhere; the declared agents vanish", second_reading='2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: real. Saw: (a) init rc=0, nothing about agents.toml/token_limit on stdout or stderr; agent list rc=0, stderr empty, only \'agent-planner discovered chain true\'. (b) identical with main_rounds = 0. (c) before the edit all 10 ENABLED true; after writing token_limit = 0: rc=0, stderr empty, triage/run/reviewer/researcher/plain/chat/change/chain-acpx/chain-acp ENABLED false, agent-planner true. With main_rounds = 0, \'agent enable plain\' prints \'Agent "plain" enabled.\' rc=0 but the next agent list still shows... Note: Reproduces as written, every variant. One caveat on the promise: :89/:92 only state the constraint (\'Must be positive\'); that a violation must be *reported* comes from :31-33 (a file with an invalid value read as \'malformed\') and from the page\'s general stance (:77-78 \'reported, not ignored\', :269 \'An unknown key is an error\'). No page says an invalid value may silently drop or disable agents; ...'),
+        title="a zero token_limit in agents.toml is reported nowhere; the declared agents vanish",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: (a) init rc=0, nothing about agents.toml/token_limit on stdout or "
+            "stderr; agent list rc=0, stderr empty, only 'agent-planner discovered chain true'. "
+            "(b) identical with main_rounds = 0. (c) before the edit all 10 ENABLED true; after "
+            "writing token_limit = 0: rc=0, stderr empty, "
+            "triage/run/reviewer/researcher/plain/chat/change/chain-acpx/chain-acp ENABLED false, "
+            "agent-planner true. With main_rounds = 0, 'agent enable plain' prints 'Agent "
+            '"plain" '
+            "enabled.' rc=0 but the next agent list still shows... Note: Reproduces as written, "
+            "every variant. One caveat on the promise: :89/:92 only state the constraint ('Must be"
+            " positive'); that a violation must be *reported* comes from :31-33 (a file with an "
+            "invalid value read as 'malformed') and from the page's general stance (:77-78 "
+            "'reported, not ignored', :269 'An unknown key is an error'). No page says an invalid "
+            "value may silently drop or disable agents; ..."
+        ),
         reproduce=(
             "in a scratch HOME and an empty workspace: `.contenox/agents/plain.md` holding "
             "`---` `name: plain` `description: Checks one thing` `tools: Read` `---` and a body, "
