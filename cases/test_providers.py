@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness import Case, Script, ToolCall, Turn, received, satisfies, step
+from harness import Case, Defect, Script, ToolCall, Turn, received, satisfies, step
 from harness.servers.providers import Fault, Provider, ProviderStandIn
 
 # The key the harness registers (harness/servers/providers.py KEY), as each protocol carries it.
@@ -211,3 +211,150 @@ ANTHROPIC_REQUEST = request_sent("anthropic", {"x-api-key": "[KEY]"})
 ANTHROPIC_TOOL = tool_round_trip("anthropic")
 ANTHROPIC_401 = error_path("anthropic", ALWAYS_401, ["401"], "a 401")
 ANTHROPIC_MODELS = model_list("anthropic", "claude-e2e-listed")
+
+
+# --------------------------------------------------------------------------- a key's scope
+
+
+def keys_sent(standin: ProviderStandIn) -> object:
+    """Every request that carried the registered key, and in which header ([] if none did)."""
+    return [
+        f"{r.method} {r.path}: {name}"
+        for r in standin.requests()
+        for name, value in sorted(r.headers.items())
+        if KEY in value
+    ]
+
+
+KEYLESS_OPENAI_REFUSED = Defect(
+    title=(
+        "a --type openai backend at a custom URL without --api-key-env cannot chat: "
+        "'backend credentials are missing'"
+    ),
+    reproduce=(
+        'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+        "# an OpenAI-compatible stand-in on 127.0.0.1:P serving /v1/models and chat\n"
+        "contenox backend add local-vllm --type openai --url http://127.0.0.1:P/v1\n"
+        "contenox config set default-provider openai; contenox config set default-model M\n"
+        "contenox model list\n"
+        "# local-vllm  (unreachable: API key not configured)\n"
+        "contenox chat 'say hi'; echo \"exit $?\"\n"
+        '# Cannot run until LLM setup is ready. … [error]  Default provider "openai" cannot be '
+        "used because its backend credentials are missing. Affected backend(s): local-vllm.\n"
+        "# Error: LLM setup is not ready\n"
+        "# exit 1 — and the stand-in received no request at all"
+    ),
+    promised=(
+        'integrations/providers/openai.md:24 "Local servers typically need no key; if yours '
+        'does, add `--api-key-env <VAR>`."\n'
+        'integrations/providers/openai.md:21 "contenox backend add local-vllm --type openai '
+        '--url http://localhost:8000/v1"'
+    ),
+    observed=(
+        "`backend add` accepts the keyless backend, but `model list` shows it "
+        '`(unreachable: API key not configured)` and chat exits 1 with "its backend '
+        'credentials are missing", advising --api-key-env OPENAI_API_KEY; the endpoint is '
+        "never asked anything"
+    ),
+    bears_on=(
+        'integrations/providers/openai.md:18 "For a custom endpoint (vLLM, LM Studio, etc.) '
+        'add `--url`:"',
+        'integrations/providers/openai.md:8 "Any OpenAI-compatible endpoint works — OpenAI, '
+        'vLLM, LM Studio, or your own proxy."',
+        '`contenox backend add --help` "Cloud providers. Base URL inferred if --url is omitted. '
+        'Requires --api-key-env."',
+        'reference/contenox-cli.md:370 "| `--api-key-env` | Environment variable holding the '
+        'API key (preferred)"',
+    ),
+)
+
+A_KEYLESS_OPENAI_BACKEND_CHATS = Case(
+    name="an openai backend at a custom URL without --api-key-env chats and sends no key",
+    provider=Provider("openai", key=False),
+    script=Script(turns=["Hello without a key."]),
+    defect=KEYLESS_OPENAI_REFUSED,
+    steps=[
+        step("chat", "say hello", stdout_has=["Hello without a key."]),
+        received(
+            "provider",
+            "authorization headers sent",
+            lambda standin: sorted(
+                {r.header("authorization") or "(none)" for r in standin.requests()}
+            ),
+            expect=["(none)"],
+        ),
+    ],
+)
+
+
+# The openai backend's key travels in a variable of its own; the value is the
+# harness's KEY, so the transcript shows it as [SECRET] wherever it appears.
+REMOVED_OPENAI_KEY_REACHES_VLLM = Defect(
+    title=(
+        "the --api-key-env key of an openai backend survives `backend remove` and is sent as "
+        "Authorization: Bearer to a keyless vllm backend"
+    ),
+    reproduce=(
+        'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+        "# a vLLM stand-in on 127.0.0.1:P that records its requests; port 9 has nothing\n"
+        "OPENAI_API_KEY=sk-secret contenox backend add oai --type openai "
+        "--url http://127.0.0.1:9/v1 --api-key-env OPENAI_API_KEY\n"
+        'contenox backend remove oai        # Backend "oai" removed.\n'
+        "contenox backend list              # No backends registered. …\n"
+        "contenox backend add myvllm --type vllm --url http://127.0.0.1:P\n"
+        "contenox config set default-provider vllm; contenox config set default-model M\n"
+        "env -u OPENAI_API_KEY contenox chat 'say hi'   # the reply, exit 0\n"
+        "# the stand-in received: GET /v1/models and POST /v1/chat/completions, each with\n"
+        "#   Authorization: Bearer sk-secret"
+    ),
+    promised=(
+        'integrations/providers/openai.md:24 "Local servers typically need no key; if yours '
+        'does, add `--api-key-env <VAR>`."'
+    ),
+    observed=(
+        "every request contenox sent the keyless vllm backend carried `Authorization: Bearer "
+        "<the removed openai backend's key>`, though the variable was unset when chat ran (so "
+        "the key's value, not the variable's name, was kept past the removal); with the openai "
+        "backend still registered the vllm backend gets its key too"
+    ),
+    bears_on=(
+        'reference/contenox-cli.md:370 "| `--api-key-env` | Environment variable holding the '
+        'API key (preferred)"',
+        'reference/contenox-cli.md:356 "contenox backend add myvllm       --type vllm    --url '
+        'http://gpu-host:8000"',
+        'reference/config.md:168 "| `vllm`   | Self-hosted OpenAI-compatible endpoint. '
+        'Requires `--url`."',
+        '`contenox backend remove --help` "Delete a backend by name from the local database '
+        'and drop its cached model"',
+        'integrations/providers/openai.md:26 "Contenox also has a native `vllm` backend type '
+        "(`contenox backend add myvllm --type vllm --url http://localhost:8000`); the "
+        '`--type openai` route works for any OpenAI-compatible server."',
+    ),
+)
+
+A_REMOVED_OPENAI_KEY_IS_NOT_SENT_TO_A_KEYLESS_VLLM_BACKEND = Case(
+    name="a removed openai backend's key is not sent to a keyless vllm backend added later",
+    provider="vllm",
+    script=Script(turns=["Hello without a key."]),
+    defect=REMOVED_OPENAI_KEY_REACHES_VLLM,
+    steps=[
+        step(
+            "backend",
+            "add",
+            "oai",
+            "--type",
+            "openai",
+            # Nothing listens on port 9: the openai backend is never asked anything.
+            "--url",
+            "http://127.0.0.1:9/v1",
+            "--api-key-env",
+            "OPENAI_API_KEY",
+            env={"OPENAI_API_KEY": KEY},
+            stdout_has=['Backend "oai" added'],
+        ),
+        step("backend", "remove", "oai", stdout_has=['Backend "oai" removed.']),
+        step("backend", "list", stdout_has=["myvllm"], stdout_lacks=["oai"]),
+        step("chat", "say hello", stdout_has=["Hello without a key."]),
+        received("provider", "requests that carried the removed key", keys_sent, expect=[]),
+    ],
+)
