@@ -16,11 +16,12 @@ prompt]``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from harness import Case, Defect, Script, ToolCall, Turn, received, satisfies, step
-from harness.servers.providers import Fault, Provider, ProviderStandIn
+from harness.servers.providers import VERTEX_TOKEN, Fault, Provider, ProviderStandIn
 
 # The key the harness registers (harness/servers/providers.py KEY), as each protocol carries it.
 KEY = "sk-e2e-provider-key-0000"
@@ -34,6 +35,8 @@ READ_FILE = {
     "anthropic": "local_fs_read_file",
     "ollama": "local_fs.read_file",
     "gemini": "local_fs.read_file",
+    "vertex": "local_fs.read_file",
+    "bedrock": "local_fs_read_file",
 }
 
 
@@ -54,7 +57,22 @@ def first_chat(
 
 
 def key_header(standin: ProviderStandIn, request: Any) -> object:
-    """The header the key travels in, and whether it holds the registered key."""
+    """The header the key travels in, and whether it holds the registered key.
+
+    Vertex: the bearer token the stand-in's token endpoint minted. Bedrock: the
+    SigV4 credential scope (access key id, date, region, service).
+    """
+    if standin.protocol == "vertex":
+        value = request.headers.get("authorization", "")
+        return {"authorization": value.replace(VERTEX_TOKEN, "[VERTEX TOKEN]")}
+    if standin.protocol == "bedrock":
+        found = re.match(
+            r"AWS4-HMAC-SHA256 Credential=([^,]+)", request.headers.get("authorization", "")
+        )
+        if not found:
+            return "(no SigV4 Authorization header)"
+        key_id, _date, *scope = found.group(1).split("/")
+        return "AWS4-HMAC-SHA256 Credential=" + "/".join([key_id, "[DATE]", *scope])
     for name, value in sorted(request.headers.items()):
         if KEY in value:
             return {name: value.replace(KEY, "[KEY]")}
@@ -63,9 +81,15 @@ def key_header(standin: ProviderStandIn, request: Any) -> object:
 
 def model_and_user_text(standin: ProviderStandIn, request: Any) -> object:
     body = request.json()
-    if standin.protocol == "gemini":
+    if standin.protocol in ("gemini", "vertex"):
         model = request.path.split("/")[-1].split(":")[0]
         texts = [p.get("text") for c in body["contents"] if c["role"] == "user" for p in c["parts"]]
+    elif standin.protocol == "bedrock":
+        # POST /model/<id>/converse-stream; content blocks are {"text": …} objects.
+        model = request.path.split("/")[2]
+        texts = [
+            c.get("text") for m in body["messages"] if m["role"] == "user" for c in m["content"]
+        ]
     else:
         model = body["model"]
         texts = []
@@ -83,7 +107,10 @@ def model_and_user_text(standin: ProviderStandIn, request: Any) -> object:
 def offered(standin: ProviderStandIn, request: Any) -> object:
     from harness.servers.providers import _tool_names
 
-    return sorted(_tool_names(request.json().get("tools")))
+    body = request.json()
+    # Bedrock's Converse carries them as toolConfig.tools[].toolSpec.
+    tools = body.get("tools", body.get("toolConfig", {}).get("tools"))
+    return sorted(_tool_names(tools))
 
 
 def tool_result_sent_back(standin: ProviderStandIn) -> object:
@@ -356,5 +383,165 @@ A_REMOVED_OPENAI_KEY_IS_NOT_SENT_TO_A_KEYLESS_VLLM_BACKEND = Case(
         step("backend", "list", stdout_has=["myvllm"], stdout_lacks=["oai"]),
         step("chat", "say hello", stdout_has=["Hello without a key."]),
         received("provider", "requests that carried the removed key", keys_sent, expect=[]),
+    ],
+)
+
+
+# --------------------------------------------------------------------------- Vertex AI
+
+VERTEX_CHAT = chat_turn("vertex")
+VERTEX_REQUEST = request_sent("vertex", {"authorization": "Bearer [VERTEX TOKEN]"})
+VERTEX_TOOL = tool_round_trip("vertex")
+
+# --------------------------------------------------------------------------- Bedrock
+
+BEDROCK_CHAT = chat_turn("bedrock")
+BEDROCK_REQUEST = request_sent(
+    "bedrock",
+    "AWS4-HMAC-SHA256 Credential=AKIAE2EAMBIENT00000/[DATE]/us-east-1/bedrock/aws4_request",
+)
+BEDROCK_TOOL = tool_round_trip("bedrock")
+
+VERTEX_ERROR = error_path(
+    "vertex",
+    Fault("status", status=403, code="PERMISSION_DENIED", times=None),
+    ["403", "PERMISSION_DENIED"],
+    "a 403 PERMISSION_DENIED",
+)
+VERTEX_MODELS = model_list("vertex", "gemini-e2e-vertex-listed")
+
+VERTEX_KEY_READ_AT_REQUEST_TIME = Defect(
+    title=(
+        "a vertex-google backend's --api-key-env service-account JSON is kept at `backend add`, "
+        "not read from the variable at request time"
+    ),
+    reproduce=(
+        'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+        "# a Vertex stand-in on 127.0.0.1:P: POST /token mints an access token, GET "
+        "/v1beta1/publishers/google/models lists M, …/models/M:streamGenerateContent answers\n"
+        'export VERTEX_SA_JSON="$(cat sa.json)"   # a throwaway key, token_uri '
+        "http://127.0.0.1:P/token\n"
+        "contenox backend add vertex --type vertex-google --url "
+        "http://127.0.0.1:P/v1/projects/e2e-project/locations/global --api-key-env VERTEX_SA_JSON\n"
+        "contenox config set default-provider vertex-google; contenox config set default-model M\n"
+        "unset VERTEX_SA_JSON\n"
+        "contenox chat 'say hello'; echo \"exit $?\"\n"
+        "# the stand-in's reply, exit 0: POST /token received a JWT-bearer assertion signed "
+        "with the key that was in VERTEX_SA_JSON at `backend add`\n"
+        'grep -c BEGIN.PRIVATE "$HOME/.contenox/local.db"   # not 0: the key is in the database'
+    ),
+    promised=(
+        'integrations/providers/vertex.md:71 "Contenox reads the JSON from the named env var at '
+        'request time, so the key never lands in the config file on disk."'
+    ),
+    observed=(
+        "with VERTEX_SA_JSON unset, chat still mints a token and answers: the token endpoint "
+        "gets a JWT signed with the key given at `backend add`, so the JSON was stored then "
+        "(by hand, the private key is in ~/.contenox/local.db)"
+    ),
+    bears_on=(
+        'integrations/providers/vertex.md:154 "Then restart the shell / process that holds the '
+        'env var so Contenox sees the new value."',
+        'reference/contenox-cli.md:370 "| `--api-key-env` | Environment variable holding the '
+        'API key (preferred)"',
+    ),
+)
+
+A_VERTEX_KEY_IS_READ_AT_REQUEST_TIME = Case(
+    name="a vertex service-account JSON is read from its variable at request time, not kept",
+    provider=Provider("vertex", key=True),
+    script=Script(turns=["Hello from Vertex."]),
+    serves_all_turns=False,
+    defect=VERTEX_KEY_READ_AT_REQUEST_TIME,
+    steps=[
+        # VERTEX_SA_JSON was set for `backend add` only: this chat's environment lacks it,
+        # so there is no key to sign a token request with.
+        step("chat", "say hello", exit_code="non-zero", stdout_lacks=["Hello from Vertex."]),
+        received(
+            "provider",
+            "token requests",
+            lambda standin: [r.path for r in standin.requests() if r.path == "/token"],
+            expect=[],
+        ),
+    ],
+)
+
+BEDROCK_ERROR = error_path(
+    "bedrock",
+    Fault("status", status=403, code="AccessDeniedException", times=None),
+    ["AccessDeniedException"],
+    "an AccessDeniedException",
+)
+BEDROCK_MODELS = model_list("bedrock", "anthropic.claude-e2e-listed-v1:0")
+
+BEDROCK_PINNED_KEY = Case(
+    name="a bedrock backend with --api-key-env signs with the pinned key, not the ambient one",
+    provider=Provider("bedrock", key=True),
+    script=Script(turns=["Signed and sealed."]),
+    steps=[
+        step("chat", "say hello", stdout_has=["Signed and sealed."]),
+        received(
+            "provider",
+            "SigV4 credential of the chat request",
+            first_chat(key_header),
+            expect=(
+                "AWS4-HMAC-SHA256 Credential=AKIAE2EPINNED000000/[DATE]/us-east-1/bedrock/"
+                "aws4_request"
+            ),
+        ),
+    ],
+)
+
+UNLISTED_BEDROCK_MODEL_REFUSED = Defect(
+    title=(
+        "a bedrock default-model that ListFoundationModels does not list is refused before any call"
+    ),
+    reproduce=(
+        'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
+        "# a Bedrock stand-in on 127.0.0.1:P: GET /foundation-models lists "
+        "anthropic.claude-e2e-v1:0, GET /inference-profiles lists none, "
+        "POST /model/<id>/converse-stream answers any id\n"
+        "mkdir ~/.aws; printf '[default]\\naws_access_key_id = AKIA…\\n"
+        "aws_secret_access_key = …\\n' > ~/.aws/credentials\n"
+        "printf '[default]\\nregion = us-east-1\\nendpoint_url = http://127.0.0.1:P\\n' "
+        "> ~/.aws/config\n"
+        "contenox backend add bedrock --type bedrock --url http://127.0.0.1:P\n"
+        "contenox config set default-provider bedrock\n"
+        "contenox config set default-model us.anthropic.claude-e2e-unlisted-v2:0\n"
+        "contenox chat 'say hello'; echo \"exit $?\"\n"
+        '# [error]  Default model "us.anthropic.claude-e2e-unlisted-v2:0" is not currently '
+        'available for provider "bedrock". Available chat models: anthropic.claude-e2e-v1:0.\n'
+        "# Error: LLM setup is not ready / exit 1; no converse request is made"
+    ),
+    promised=(
+        'integrations/providers/bedrock.md:52 "**Any** Bedrock model id your account can invoke '
+        'works as `default-model`, whether or not it appears in the listing."'
+    ),
+    observed=(
+        'chat exits 1 "Default model … is not currently available for provider bedrock" '
+        "naming only the listed ids; the converse endpoint is never called"
+    ),
+    bears_on=(
+        'integrations/providers/bedrock.md:57 "contenox config set default-model '
+        'us.anthropic.claude-3-5-sonnet-20241022-v2:0"',
+    ),
+)
+
+UNLISTED = "us.anthropic.claude-e2e-unlisted-v2:0"
+BEDROCK_UNLISTED_MODEL = Case(
+    name="a bedrock model id the listing does not show works as default-model",
+    provider="bedrock",
+    script=Script(turns=["Served by an unlisted id."]),
+    defect=UNLISTED_BEDROCK_MODEL_REFUSED,
+    steps=[
+        step("model", "list", stdout_lacks=[UNLISTED]),
+        step("config", "set", "default-model", UNLISTED),
+        step("chat", "say hello", stdout_has=["Served by an unlisted id."]),
+        received(
+            "provider",
+            "chat paths",
+            lambda standin: [r.path for r in standin.chat_requests()],
+            expect=[f"/model/{UNLISTED}/converse-stream"],
+        ),
     ],
 )

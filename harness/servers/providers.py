@@ -45,17 +45,20 @@ our own.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import parse_qsl
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from ..dialog import Script, ToolCall, Turn
+from . import eventstream
 from .loopback import require_loopback
 
 if TYPE_CHECKING:
@@ -75,8 +78,18 @@ __all__ = [
     "start_provider",
 ]
 
-Protocol: TypeAlias = Literal["openai", "vllm", "ollama", "gemini", "anthropic"]
-PROTOCOLS: tuple[Protocol, ...] = ("openai", "vllm", "ollama", "gemini", "anthropic")
+Protocol: TypeAlias = Literal[
+    "openai", "vllm", "ollama", "gemini", "anthropic", "vertex", "bedrock"
+]
+PROTOCOLS: tuple[Protocol, ...] = (
+    "openai",
+    "vllm",
+    "ollama",
+    "gemini",
+    "anthropic",
+    "vertex",
+    "bedrock",
+)
 FaultKind: TypeAlias = Literal["status", "cut", "malformed", "slow"]
 FAULT_KINDS: tuple[FaultKind, ...] = ("status", "cut", "malformed", "slow")
 
@@ -87,7 +100,16 @@ DEFAULT_MODELS: Mapping[str, str] = {
     "ollama": "qwen-e2e:8b",
     "gemini": "gemini-e2e",
     "anthropic": "claude-e2e",
+    "vertex": "gemini-e2e-vertex",
+    "bedrock": "anthropic.claude-e2e-v1:0",
 }
+# The GCP project and location of a Vertex stand-in's backend URL, and the access
+# token its token endpoint mints (contenox sends it back as ``Authorization: Bearer``).
+VERTEX_PROJECT = "e2e-project"
+VERTEX_LOCATION = "global"
+VERTEX_TOKEN = "ya29.e2e-vertex-access-token"
+# Form fields of an OAuth token request that carry a credential: shown as [SECRET].
+SECRET_FORM = frozenset({"assertion", "refresh_token", "client_secret"})
 # Headers (lower-case) and query parameters that carry a key: shown as [SECRET].
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 SECRET_QUERY = frozenset({"key"})
@@ -112,6 +134,9 @@ class Fault:
       then the turn as usual (it consumes the turn).
 
     ``times`` requests are faulted (``None``: every one from ``turn`` on).
+    ``code`` names the error the way the protocol does, where it has a name for
+    it: Bedrock's ``x-amzn-ErrorType`` (``AccessDeniedException``), Google's
+    ``status`` (``PERMISSION_DENIED``); None picks the usual one for ``status``.
     """
 
     kind: FaultKind
@@ -120,6 +145,7 @@ class Fault:
     after: int = 1
     delay: float = 0.0
     times: int | None = 1
+    code: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -138,6 +164,8 @@ class Fault:
             raise ProviderError(f"a slow Fault needs delay > 0 seconds, got {self.delay!r}")
         if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
             raise ProviderError(f"Fault times must be at least 1 or None, got {self.times!r}")
+        if self.code is not None and not (isinstance(self.code, str) and self.code.strip()):
+            raise ProviderError(f"Fault code must be an error name or None, got {self.code!r}")
 
     @property
     def consumes_turn(self) -> bool:
@@ -189,7 +217,14 @@ class ProviderRequest:
                 for k, v in sorted(self.query.items())
             }
         out["headers"] = headers
-        if self.body:
+        if self.body and self.headers.get("content-type", "").startswith(
+            "application/x-www-form-urlencoded"
+        ):
+            out["body"] = {
+                k: SECRET if k in SECRET_FORM else v
+                for k, v in sorted(parse_qsl(self.body, keep_blank_values=True))
+            }
+        elif self.body:
             try:
                 out["body"] = json.loads(self.body)
             except ValueError:
@@ -283,7 +318,16 @@ class ProviderStandIn:
     @property
     def base_url(self) -> str:
         """The ``--url`` the provider page tells a user to give for this protocol."""
-        return f"{self.url}/v1" if self.protocol == "openai" else self.url
+        if self.protocol == "openai":
+            return f"{self.url}/v1"
+        if self.protocol == "vertex":
+            return f"{self.url}/v1/projects/{VERTEX_PROJECT}/locations/{VERTEX_LOCATION}"
+        return self.url
+
+    @property
+    def token_uri(self) -> str:
+        """The Vertex stand-in's OAuth token endpoint (a service account's ``token_uri``)."""
+        return f"{self.url}/token"
 
     @property
     def served(self) -> int:
@@ -383,7 +427,11 @@ class ProviderStandIn:
             if faulted and fault is not None and not fault.consumes_turn:
                 self._record(request, body, None, fault.kind)
                 if fault.kind == "status":
-                    return self._error(fault.status, f"e2e stand-in: fault {fault.status}")
+                    return self._error(
+                        fault.status,
+                        f"e2e stand-in: fault {fault.code or fault.status}",
+                        fault.code,
+                    )
             else:
                 self._next_turn += 1
                 self._record(request, body, index, fault.kind if faulted and fault else None)
@@ -395,10 +443,21 @@ class ProviderStandIn:
         )
         if faulted and fault is not None:
             pieces = self._faulty(pieces, fault)
-        kind = {"ollama": "application/x-ndjson"}.get(self.protocol, "text/event-stream")
+        kind = {
+            "ollama": "application/x-ndjson",
+            "bedrock": "application/vnd.amazon.eventstream",
+        }.get(self.protocol, "text/event-stream")
         if not stream:
             kind = "application/json"
-        return Response(self._flow(pieces, fault if faulted else None), content_type=kind)
+        response = Response(self._flow(pieces, fault if faulted else None), content_type=kind)
+        if self.protocol == "bedrock" and all(isinstance(p, bytes) for p in pieces):
+            # Bedrock's SDK closes the stream on the last event; a chunked body whose
+            # terminating chunk is still in flight then reads as "use of closed network
+            # connection". A known length ends the body with its last frame, as AWS's does.
+            response.headers["Content-Length"] = str(
+                sum(len(p) for p in pieces if isinstance(p, bytes))
+            )
+        return response
 
     def _flow(self, pieces: list[bytes | BaseException], fault: Fault | None) -> Iterator[bytes]:
         if fault is not None and fault.kind == "slow":
@@ -417,13 +476,25 @@ class ProviderStandIn:
             # socket without the terminating chunk, which is a cut stream to the client.
             out = [*pieces[: fault.after], ConnectionResetError("e2e stand-in: stream cut")]
         elif fault.kind == "malformed":
-            bad = b"data: {not json\n\n" if self.protocol != "ollama" else b"{not json\n"
+            bad = {
+                "ollama": b"{not json\n",
+                "bedrock": eventstream.encode(
+                    {
+                        ":event-type": "contentBlockDelta",
+                        ":content-type": "application/json",
+                        ":message-type": "event",
+                    },
+                    b"{not json",
+                ),
+            }.get(self.protocol, b"data: {not json\n\n")
             out = [*pieces[: fault.after], bad, *pieces[fault.after :]]
         return out
 
     def _wants_stream(self, request: Request, body: str) -> bool:
-        if self.protocol == "gemini":
+        if self.protocol in ("gemini", "vertex"):
             return request.path.endswith(":streamGenerateContent")
+        if self.protocol == "bedrock":
+            return request.path.endswith("/converse-stream")
         try:
             doc = json.loads(body or "{}")
         except ValueError:
@@ -472,18 +543,47 @@ class ProviderStandIn:
             return _json({"models": [self._gemini_model()]})
         if p == "gemini" and method == "GET" and path == f"/v1beta/models/{self.model}":
             return _json(self._gemini_model())
+        if p == "vertex" and method == "POST" and path == "/token":
+            token = {"access_token": VERTEX_TOKEN, "token_type": "Bearer", "expires_in": 3600}
+            return _json(token)
+        if p == "vertex" and method == "GET" and path.endswith("/publishers/google/models"):
+            return _json({"publisherModels": [self._vertex_model()]})
+        if p == "bedrock" and method == "GET" and path == "/foundation-models":
+            return _json({"modelSummaries": [self._bedrock_model()]})
+        if p == "bedrock" and method == "GET" and path == "/inference-profiles":
+            return _json({"inferenceProfileSummaries": []})
         return self._error(404, f"e2e stand-in: no route {method} {path}")
 
-    def _error(self, status: int, message: str) -> Response:
+    def _error(self, status: int, message: str, code: str | None = None) -> Response:
         p = self.protocol
         if p == "anthropic":
             kinds = {401: "authentication_error", 429: "rate_limit_error", 500: "api_error"}
             kind = kinds.get(status, "invalid_request_error")
             data: Any = {"type": "error", "error": {"type": kind, "message": message}}
-        elif p == "gemini":
-            statuses = {401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 404: "NOT_FOUND"}
-            state = statuses.get(status, "INTERNAL")
+        elif p in ("gemini", "vertex"):
+            statuses = {
+                401: "UNAUTHENTICATED",
+                403: "PERMISSION_DENIED",
+                429: "RESOURCE_EXHAUSTED",
+                404: "NOT_FOUND",
+            }
+            state = code or statuses.get(status, "INTERNAL")
             data = {"error": {"code": status, "message": message, "status": state}}
+        elif p == "bedrock":
+            kinds = {
+                400: "ValidationException",
+                401: "UnrecognizedClientException",
+                403: "AccessDeniedException",
+                404: "ResourceNotFoundException",
+                429: "ThrottlingException",
+            }
+            kind = code or kinds.get(status, "InternalServerException")
+            response = _json({"message": message}, status)
+            response.headers["x-amzn-ErrorType"] = kind
+            response.headers["x-amzn-RequestId"] = "e2e-request"
+            if status == 429:
+                response.headers["Retry-After"] = "0"
+            return response
         elif p == "ollama":
             data = {"error": message}
         else:
@@ -551,6 +651,8 @@ class ProviderStandIn:
             "ollama": self._ollama_stream,
             "gemini": self._gemini_stream,
             "anthropic": self._anthropic_stream,
+            "vertex": self._gemini_stream,
+            "bedrock": self._bedrock_stream,
         }[self.protocol](turn, index)
 
     def _whole(self, turn: Turn, index: int) -> bytes:
@@ -561,6 +663,8 @@ class ProviderStandIn:
                 "ollama": self._ollama_whole,
                 "gemini": self._gemini_whole,
                 "anthropic": self._anthropic_whole,
+                "vertex": self._gemini_whole,
+                "bedrock": self._bedrock_whole,
             }[self.protocol](turn, index),
             ensure_ascii=False,
         ).encode()
@@ -568,7 +672,7 @@ class ProviderStandIn:
     def _call_id(self, call: ToolCall, index: int, n: int) -> str:
         if call.id:
             return call.id
-        prefix = "toolu" if self.protocol == "anthropic" else "call"
+        prefix = {"anthropic": "toolu", "bedrock": "tooluse"}.get(self.protocol, "call")
         return f"{prefix}_e2e_{index}_{n}"
 
     # OpenAI chat completions (and vLLM) ------------------------------------------------
@@ -751,6 +855,93 @@ class ProviderStandIn:
             "modelVersion": self.model,
         }
 
+    # Vertex AI (Gemini on GCP): the Gemini wire format under the project path ---------
+
+    def _vertex_model(self) -> dict[str, Any]:
+        return {
+            "name": f"publishers/google/models/{self.model}",
+            "versionId": "001",
+            "openSourceCategory": "PROPRIETARY",
+            "launchStage": "GA",
+        }
+
+    # Bedrock Converse / ConverseStream --------------------------------------------------
+
+    def _bedrock_model(self) -> dict[str, Any]:
+        return {
+            "modelArn": f"arn:aws:bedrock:us-east-1::foundation-model/{self.model}",
+            "modelId": self.model,
+            "modelName": self.model,
+            "providerName": "Anthropic",
+            "inputModalities": ["TEXT"],
+            "outputModalities": ["TEXT"],
+            "responseStreamingSupported": True,
+            "customizationsSupported": [],
+            "inferenceTypesSupported": ["ON_DEMAND"],
+            "modelLifecycle": {"status": "ACTIVE"},
+        }
+
+    def _bedrock_stop(self, turn: Turn) -> str:
+        return turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn")
+
+    def _bedrock_usage(self, turn: Turn) -> dict[str, int]:
+        prompt, completion, total = _usage(turn)
+        return {"inputTokens": prompt, "outputTokens": completion, "totalTokens": total}
+
+    def _bedrock_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        event = eventstream.encode_event
+        delta: dict[str, Any]
+        yield event("messageStart", {"role": "assistant"})
+        block = 0
+        if turn.thinking:
+            for piece in chunks(turn.thinking):
+                delta = {"reasoningContent": {"text": piece}}
+                yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            signature = {"reasoningContent": {"signature": "e2e-signature"}}
+            yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
+            yield event("contentBlockStop", {"contentBlockIndex": block})
+            block += 1
+        if turn.text:
+            for piece in chunks(turn.text):
+                delta = {"text": piece}
+                yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            yield event("contentBlockStop", {"contentBlockIndex": block})
+            block += 1
+        for n, call in enumerate(turn.tool_calls):
+            start = {"toolUse": {"toolUseId": self._call_id(call, index, n), "name": call.name}}
+            yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
+            for part in _halves(_arguments_text(call)):
+                delta = {"toolUse": {"input": part}}
+                yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            yield event("contentBlockStop", {"contentBlockIndex": block})
+            block += 1
+        yield event("messageStop", {"stopReason": self._bedrock_stop(turn)})
+        yield event("metadata", {"usage": self._bedrock_usage(turn), "metrics": {"latencyMs": 1}})
+
+    def _bedrock_whole(self, turn: Turn, index: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if turn.thinking:
+            reasoning = {"reasoningText": {"text": turn.thinking, "signature": "e2e-signature"}}
+            content.append({"reasoningContent": reasoning})
+        if turn.text:
+            content.append({"text": turn.text})
+        content += [
+            {
+                "toolUse": {
+                    "toolUseId": self._call_id(call, index, n),
+                    "name": call.name,
+                    "input": _arguments_object(call),
+                }
+            }
+            for n, call in enumerate(turn.tool_calls)
+        ]
+        return {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": self._bedrock_stop(turn),
+            "usage": self._bedrock_usage(turn),
+            "metrics": {"latencyMs": 1},
+        }
+
     # Anthropic messages ---------------------------------------------------------------
 
     def _anthropic_stop(self, turn: Turn) -> str:
@@ -854,6 +1045,16 @@ def _is_chat(protocol: str, method: str, path: str) -> bool:
         return path == "/api/chat"
     if protocol == "gemini":
         return bool(re.fullmatch(r"/v1beta/models/[^/]+:(stream)?[gG]enerateContent", path))
+    if protocol == "vertex":
+        return bool(
+            re.fullmatch(
+                r"/v1/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/]+"
+                r":(stream)?[gG]enerateContent",
+                path,
+            )
+        )
+    if protocol == "bedrock":
+        return bool(re.fullmatch(r"/model/[^/]+/converse(-stream)?", path))
     return path == "/v1/messages"
 
 
@@ -935,7 +1136,104 @@ _REGISTRATION: Mapping[str, tuple[str, str, bool]] = {
     "ollama": ("ollama", "ollama", False),
     "gemini": ("gemini", "gemini", True),
     "anthropic": ("anthropic", "anthropic", True),
+    # Vertex and Bedrock authenticate from the ambient chain unless a key is given:
+    # ADC (a service-account file in the scratch home) and ~/.aws/{credentials,config}.
+    "vertex": ("vertex", "vertex-google", False),
+    "bedrock": ("bedrock", "bedrock", False),
 }
+# The env var each page puts a key in, where the page names one.
+_KEY_ENVS: Mapping[str, str] = {"vertex": "VERTEX_SA_JSON", "bedrock": "AWS_BEDROCK_CREDS"}
+# Fake AWS credentials: the ambient pair in ~/.aws/credentials, the pinned pair in
+# the --api-key-env JSON blob. Only the access key ids are shown; secrets read [SECRET].
+AWS_REGION = "us-east-1"
+AWS_AMBIENT_KEY_ID = "AKIAE2EAMBIENT00000"
+AWS_PINNED_KEY_ID = "AKIAE2EPINNED000000"
+AWS_SECRET = "e2e-aws-secret-access-key-0000"
+SERVICE_ACCOUNT = "contenox-e2e@e2e-project.iam.gserviceaccount.com"
+
+
+@functools.cache
+def _rsa_private_key() -> str:
+    """A throwaway RSA key (PKCS#8 PEM) for the fake service account, made once a process."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+def service_account_json(token_uri: str, *, key_id: str = "e2e-key-1") -> str:
+    """A GCP service-account key file whose ``token_uri`` is ``token_uri`` (a stand-in's).
+
+    The JWT-bearer exchange the Google client makes goes there; the private key
+    is a throwaway generated on this machine, never a real credential.
+    """
+    return json.dumps(
+        {
+            "type": "service_account",
+            "project_id": VERTEX_PROJECT,
+            "private_key_id": key_id,
+            "private_key": _rsa_private_key(),
+            "client_email": SERVICE_ACCOUNT,
+            "client_id": "100000000000000000000",
+            "auth_uri": "http://127.0.0.1:9/auth",
+            "token_uri": token_uri,
+        },
+        indent=2,
+    )
+
+
+def aws_credentials_blob(key_id: str = AWS_PINNED_KEY_ID) -> str:
+    """The JSON blob bedrock.md puts in ``AWS_BEDROCK_CREDS`` to pin credentials."""
+    return json.dumps(
+        {"access_key_id": key_id, "secret_access_key": AWS_SECRET, "session_token": ""}
+    )
+
+
+def provider_key(standin: ProviderStandIn) -> tuple[str, str]:
+    """The env var and value a Case passes ``--api-key-env`` for this stand-in's protocol."""
+    if standin.protocol == "vertex":
+        return _KEY_ENVS["vertex"], service_account_json(standin.token_uri)
+    if standin.protocol == "bedrock":
+        return _KEY_ENVS["bedrock"], aws_credentials_blob()
+    return KEY_ENV, KEY
+
+
+def _ambient_credentials(instance: Instance, standin: ProviderStandIn) -> None:
+    """The credential chain a cloud SDK reads from the scratch home (never the real one)."""
+    recorder = instance.recorder
+    if standin.protocol == "vertex":
+        path = instance.home / ".config" / "gcloud" / "application_default_credentials.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(service_account_json(standin.token_uri), encoding="utf-8")
+        recorder.note(
+            "ADC: [HOME]/.config/gcloud/application_default_credentials.json holds a "
+            f"service-account key for {SERVICE_ACCOUNT}, token_uri [PROVIDER_URL]/token"
+        )
+    elif standin.protocol == "bedrock":
+        aws = instance.home / ".aws"
+        aws.mkdir(parents=True, exist_ok=True)
+        (aws / "credentials").write_text(
+            f"[default]\naws_access_key_id = {AWS_AMBIENT_KEY_ID}\n"
+            f"aws_secret_access_key = {AWS_SECRET}\n",
+            encoding="utf-8",
+        )
+        # contenox sends the control-plane listing (ListFoundationModels) to
+        # bedrock.<region>.amazonaws.com whatever --url says; the SDK's shared-config
+        # endpoint_url keeps every call on loopback (it never resolves an AWS host).
+        (aws / "config").write_text(
+            f"[default]\nregion = {AWS_REGION}\nendpoint_url = {standin.url}\n",
+            encoding="utf-8",
+        )
+        recorder.note(
+            f"AWS shared files: [HOME]/.aws/credentials ([default] {AWS_AMBIENT_KEY_ID}), "
+            f"[HOME]/.aws/config ([default] region = {AWS_REGION}, "
+            "endpoint_url = [PROVIDER_URL])"
+        )
 
 
 @dataclass(frozen=True)
@@ -1019,9 +1317,15 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
     name, kind, _ = _REGISTRATION[provider.protocol]
     args = ["backend", "add", name, "--type", kind, "--url", standin.base_url]
     env = None
+    if provider.protocol == "bedrock" or (provider.protocol == "vertex" and not provider.with_key):
+        # Bedrock's region and endpoint come from ~/.aws/config even with a pinned key.
+        recorder.name(AWS_SECRET, SECRET)
+        _ambient_credentials(instance, standin)
     if provider.with_key:
-        args += ["--api-key-env", KEY_ENV]
-        env = {KEY_ENV: KEY}
+        var, value = provider_key(standin)
+        recorder.name(value, SECRET)
+        args += ["--api-key-env", var]
+        env = {var: value}
     with recorder.setup():
         instance.must(*args, env=env)
         instance.must("config", "set", "default-provider", kind)
@@ -1044,7 +1348,7 @@ def _fault_line(fault: Fault | None) -> str:
 
 # contenox v1.0.0 carries a provider's tool-call id back with a random suffix of its
 # own (``call_e2e_0_0`` comes back as ``call_e2e_0_0-8508``): shown as ``-[SUFFIX]``.
-_ID_SUFFIX = re.compile(r"\b((?:call|toolu)_e2e_\d+_\d+)-[0-9a-f]{4}\b")
+_ID_SUFFIX = re.compile(r"\b((?:call|toolu|tooluse)_e2e_\d+_\d+)-[0-9a-f]{4}\b")
 
 
 def _unsuffixed(value: Any) -> Any:
@@ -1092,6 +1396,8 @@ def _tool_names(tools: Any) -> list[str]:
             names.append(str(tool["function"].get("name")))
         elif "name" in tool:
             names.append(str(tool["name"]))
+        elif isinstance(tool.get("toolSpec"), dict):  # Bedrock Converse
+            names.append(str(tool["toolSpec"].get("name")))
         for key in ("functionDeclarations", "function_declarations"):
             names += [str(f.get("name")) for f in tool.get(key, []) if isinstance(f, dict)]
     return names
@@ -1102,6 +1408,8 @@ def _chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in body.items():
         if key == "tools":
             out[key] = _tool_names(value)
+        elif key == "toolConfig" and isinstance(value, dict):
+            out[key] = {**value, "tools": _tool_names(value.get("tools"))}
         elif key == "prompt_cache_key":
             out[key] = "[CACHE KEY]"
         elif key in ("system", "system_instruction", "systemInstruction"):
