@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from harness import Case, Defect, Script, ToolCall, Turn, received, satisfies, step
+from harness import Case, Defect, Script, ToolCall, Turn, received, remove, satisfies, step
 from harness.servers.providers import VERTEX_TOKEN, Fault, Provider, ProviderStandIn
 
 # The key the harness registers (harness/servers/providers.py KEY), as each protocol carries it.
@@ -542,6 +542,85 @@ BEDROCK_UNLISTED_MODEL = Case(
             "chat paths",
             lambda standin: [r.path for r in standin.chat_requests()],
             expect=[f"/model/{UNLISTED}/converse-stream"],
+        ),
+    ],
+)
+
+VERTEX_SERVICE_DISABLED = error_path(
+    "vertex",
+    Fault("status", status=403, code="SERVICE_DISABLED", times=None),
+    ["403", "SERVICE_DISABLED"],
+    "a 403 SERVICE_DISABLED",
+)
+VERTEX_404 = error_path(
+    "vertex", Fault("status", status=404, times=None), ["404"], "a 404 on the model"
+)
+BEDROCK_VALIDATION = error_path(
+    "bedrock",
+    Fault("status", status=400, code="ValidationException", times=None),
+    ["ValidationException"],
+    "a ValidationException",
+)
+BEDROCK_UNRECOGNIZED = error_path(
+    "bedrock",
+    Fault("status", status=403, code="UnrecognizedClientException", times=None),
+    ["UnrecognizedClientException"],
+    "an UnrecognizedClientException",
+)
+
+BEDROCK_NO_CREDENTIALS = Case(
+    name="with no AWS credentials anywhere bedrock chat fails saying none were found",
+    provider="bedrock",
+    script=Script(turns=["never served"]),
+    serves_all_turns=False,
+    steps=[
+        remove(".aws/credentials", under="home"),
+        # IMDS is a link-local address, never loopback: the SDK is told not to try it.
+        step(
+            "chat",
+            "say hello",
+            env={"AWS_EC2_METADATA_DISABLED": "true"},
+            exit_code="non-zero",
+            stderr_has=["no EC2 IMDS role found"],
+        ),
+        received(
+            "provider",
+            "requests that reached the stand-in",
+            lambda standin: [r.path for r in standin.requests()],
+            expect=[],
+        ),
+    ],
+)
+
+VERTEX_TOKEN_EVERY_REQUEST = Case(
+    name="vertex mints a fresh token before each request it makes",
+    provider="vertex",
+    script=Script(turns=["Fresh."]),
+    steps=[
+        step("chat", "say hello", stdout_has=["Fresh."]),
+        received(
+            "provider",
+            "token requests before each call",
+            lambda standin: [
+                "token" if r.path == "/token" else ("chat" if r.turn is not None else "list")
+                for r in standin.requests()
+            ],
+            expect=["token", "list", "token", "chat"],
+        ),
+    ],
+)
+
+OLLAMA_CLOUD_KEY = Case(
+    name="an ollama backend with --api-key-env sends its key as a bearer token",
+    provider=Provider("ollama", key=True),
+    script=Script(turns=["Hello from the cloud."]),
+    steps=[
+        step("chat", "say hello", stdout_has=["Hello from the cloud."]),
+        received(
+            "provider",
+            "key header",
+            first_chat(key_header),
+            expect={"authorization": "Bearer [KEY]"},
         ),
     ],
 )
