@@ -20,6 +20,9 @@ protocol          chat endpoint                    stream
 ``ollama``        ``POST /api/chat``               NDJSON, one object a line
 ``gemini``        ``POST /v1beta/models/M:streamGenerateContent?alt=sse``   SSE
 ``anthropic``     ``POST /v1/messages``            SSE ``event:``/``data:`` pairs
+``vertex``        ``POST …/publishers/google/models/M:streamGenerateContent``  SSE
+                  (and ``POST /token``, the OAuth JWT-bearer exchange)
+``bedrock``       ``POST /model/M/converse-stream``  AWS event-stream binary frames
 ================  ===============================  ====================================
 
 A turn's text goes out in word-sized chunks, its thinking where the protocol
