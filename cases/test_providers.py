@@ -624,3 +624,51 @@ OLLAMA_CLOUD_KEY = Case(
         ),
     ],
 )
+
+VERTEX_INVALID_KEY = Case(
+    name="an invalid vertex service-account JSON fails chat naming the service account",
+    steps=[
+        step(
+            "backend",
+            "add",
+            "vertex",
+            "--type",
+            "vertex-google",
+            # Nothing listens on port 9: no request gets as far as an endpoint.
+            "--url",
+            "http://127.0.0.1:9/v1/projects/e2e-project/locations/global",
+            "--api-key-env",
+            "VERTEX_SA_JSON",
+            env={"VERTEX_SA_JSON": "{not json"},
+        ),
+        step("config", "set", "default-provider", "vertex-google"),
+        step("config", "set", "default-model", "gemini-e2e-vertex"),
+        step(
+            "chat",
+            "say hello",
+            env={"VERTEX_SA_JSON": "{not json"},
+            exit_code="non-zero",
+            # v1.0.0 says "vertex AI service account credentials: invalid character …" for
+            # JSON it cannot parse; the page's "vertex AI service account token: …" is the
+            # symptom of a key the token endpoint refuses (not run).
+            stderr_has=["vertex AI service account"],
+        ),
+    ],
+)
+
+VERTEX_INVALID_GRANT = Case(
+    name="a refused vertex token refresh names invalid_grant and the backend stays registered",
+    provider=Provider("vertex", token_error="invalid_grant"),
+    script=Script(turns=["never served"]),
+    serves_all_turns=False,
+    steps=[
+        step(
+            "chat",
+            "say hello",
+            exit_code="non-zero",
+            stderr_has=["vertex AI token refresh: oauth2:", '"invalid_grant"'],
+        ),
+        step("model", "list", stdout_has=["unreachable: vertex-google list models:"]),
+        step("backend", "list", stdout_has=["vertex"]),
+    ],
+)

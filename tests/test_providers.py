@@ -453,3 +453,16 @@ def test_an_event_stream_frame_round_trips_and_a_flipped_byte_is_caught() -> Non
         eventstream.decode(bytes(broken))
     with pytest.raises(eventstream.EventStreamError, match="prelude CRC"):
         eventstream.decode(b"\x00" * 16)
+
+
+def test_a_vertex_token_error_refuses_every_grant_and_is_vertex_only() -> None:
+    server = start_provider("vertex", SCRIPT, token_error="invalid_grant")
+    try:
+        response = httpx.post(server.token_uri, data={"grant_type": "x", "assertion": "y"})
+        assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    finally:
+        server.stop()
+    with pytest.raises(ProviderError, match="token_error"):
+        start_provider("openai", SCRIPT, token_error="invalid_grant")
+    with pytest.raises(ProviderError, match="token_error"):
+        Provider("gemini", token_error="invalid_grant")

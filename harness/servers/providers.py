@@ -301,8 +301,11 @@ class ProviderStandIn:
         server: HTTPServer,
         *,
         fault: Fault | None = None,
+        token_error: str | None = None,
     ) -> None:
         self.protocol = protocol
+        # Vertex: the OAuth error the token endpoint answers every grant with (None: it mints).
+        self.token_error = token_error
         self.script = script
         self.fault = fault
         self.model = script.model or DEFAULT_MODELS[protocol]
@@ -546,6 +549,9 @@ class ProviderStandIn:
             return _json({"models": [self._gemini_model()]})
         if p == "gemini" and method == "GET" and path == f"/v1beta/models/{self.model}":
             return _json(self._gemini_model())
+        if p == "vertex" and method == "POST" and path == "/token" and self.token_error:
+            refusal = {"error": self.token_error, "error_description": "e2e stand-in refusal"}
+            return _json(refusal, 400)
         if p == "vertex" and method == "POST" and path == "/token":
             token = {"access_token": VERTEX_TOKEN, "token_type": "Bearer", "expires_in": 3600}
             return _json(token)
@@ -1083,11 +1089,14 @@ def start_provider(
     *,
     host: str = "127.0.0.1",
     fault: Fault | None = None,
+    token_error: str | None = None,
 ) -> ProviderStandIn:
     """Start the ``protocol`` stand-in serving ``script`` on ``host`` at an OS-picked port.
 
     Refuses a non-loopback ``host`` (:class:`~harness.servers.NotLoopback`), an
     unknown protocol, or a fault that is not a :class:`Fault`, before binding anything.
+    ``token_error`` (Vertex only): the token endpoint answers every grant with HTTP 400
+    and that OAuth error (``invalid_grant``) instead of a token.
     """
     require_loopback(host)
     if protocol not in PROTOCOLS:
@@ -1098,8 +1107,13 @@ def start_provider(
         raise ProviderError(f"a stand-in serves a Script, got {type(script).__name__}")
     if fault is not None and not isinstance(fault, Fault):
         raise ProviderError(f"fault must be a Fault, got {fault!r}")
+    if token_error is not None and (protocol != "vertex" or not isinstance(token_error, str)):
+        raise ProviderError(
+            f"token_error is an OAuth error name for the vertex stand-in, got {token_error!r} "
+            f"for {protocol!r}"
+        )
     server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=10.0)
-    standin = ProviderStandIn(protocol, script, server, fault=fault)
+    standin = ProviderStandIn(protocol, script, server, fault=fault, token_error=token_error)
     server.expect_request(re.compile(".*")).respond_with_handler(standin._handle)
     server.start()
     # start() probes the server with a GET / of its own: not a request contenox made.
@@ -1115,9 +1129,10 @@ def serve_provider(
     script: Script,
     *,
     fault: Fault | None = None,
+    token_error: str | None = None,
 ) -> ProviderStandIn:
     """Start a stand-in for this case; it is stopped when the case ends."""
-    standin = start_provider(protocol, script, fault=fault)
+    standin = start_provider(protocol, script, fault=fault, token_error=token_error)
 
     def stop() -> None:
         standin.stop()
@@ -1250,6 +1265,8 @@ class Provider:
     protocol: Protocol
     fault: Fault | None = None
     key: bool | None = None
+    # Vertex: the token endpoint refuses every grant with this OAuth error.
+    token_error: str | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -1260,6 +1277,10 @@ class Provider:
             raise ProviderError(f"provider fault must be a Fault, got {self.fault!r}")
         if self.key is not None and not isinstance(self.key, bool):
             raise ProviderError(f"provider key must be True, False or None, got {self.key!r}")
+        if self.token_error is not None and self.protocol != "vertex":
+            raise ProviderError(
+                f"provider token_error is for the vertex stand-in, not {self.protocol!r}"
+            )
 
     @property
     def backend(self) -> str:
@@ -1305,7 +1326,9 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
     read as ``[PROVIDER_URL]`` and ``[SECRET]`` in the transcript.
     """
     __tracebackhide__ = True
-    standin = serve_provider(instance, provider.protocol, script, fault=provider.fault)
+    standin = serve_provider(
+        instance, provider.protocol, script, fault=provider.fault, token_error=provider.token_error
+    )
     recorder = instance.recorder
     recorder.name(standin.url, "[PROVIDER_URL]")
     recorder.name(KEY, SECRET)
@@ -1313,7 +1336,8 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
         {
             "provider": f"{provider.protocol} stand-in",
             "model": standin.model,
-            "fault": _fault_line(provider.fault),
+            "fault": _fault_line(provider.fault)
+            + (f"; /token answers {provider.token_error}" if provider.token_error else ""),
             "turns": [_turn_line(t) for t in script.turns if isinstance(t, Turn)],
         }
     )
