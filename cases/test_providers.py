@@ -672,3 +672,25 @@ VERTEX_INVALID_GRANT = Case(
         step("backend", "list", stdout_has=["vertex"]),
     ],
 )
+
+
+def vertex_regional(key: bool) -> Case:
+    how = "its service-account variable" if key else "ADC"
+    return Case(
+        name=f"a regional vertex URL serves chat with {how}",
+        provider=Provider("vertex", key=key, location="europe-west4"),
+        script=Script(turns=["Hello from europe-west4."]),
+        steps=[
+            step("chat", "say hello", stdout_has=["Hello from europe-west4."]),
+            received(
+                "provider",
+                "chat paths",
+                lambda standin: [r.path.split("/publishers/")[0] for r in standin.chat_requests()],
+                expect=["/v1/projects/e2e-project/locations/europe-west4"],
+            ),
+        ],
+    )
+
+
+VERTEX_REGIONAL_ADC = vertex_regional(False)
+VERTEX_REGIONAL_KEY = vertex_regional(True)

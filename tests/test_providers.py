@@ -466,3 +466,11 @@ def test_a_vertex_token_error_refuses_every_grant_and_is_vertex_only() -> None:
         start_provider("openai", SCRIPT, token_error="invalid_grant")
     with pytest.raises(ProviderError, match="token_error"):
         Provider("gemini", token_error="invalid_grant")
+
+
+def test_a_provider_location_is_a_vertex_location() -> None:
+    assert Provider("vertex", location="europe-west4").location == "europe-west4"
+    with pytest.raises(ProviderError, match="location"):
+        Provider("openai", location="europe-west4")
+    with pytest.raises(ProviderError, match="location"):
+        Provider("vertex", location="../x")

@@ -304,8 +304,10 @@ class ProviderStandIn:
         token_error: str | None = None,
     ) -> None:
         self.protocol = protocol
-        # Vertex: the OAuth error the token endpoint answers every grant with (None: it mints).
+        # Vertex: the OAuth error the token endpoint answers every grant with (None: it mints),
+        # and the location its backend URL names.
         self.token_error = token_error
+        self.location = VERTEX_LOCATION
         self.script = script
         self.fault = fault
         self.model = script.model or DEFAULT_MODELS[protocol]
@@ -327,7 +329,7 @@ class ProviderStandIn:
         if self.protocol == "openai":
             return f"{self.url}/v1"
         if self.protocol == "vertex":
-            return f"{self.url}/v1/projects/{VERTEX_PROJECT}/locations/{VERTEX_LOCATION}"
+            return f"{self.url}/v1/projects/{VERTEX_PROJECT}/locations/{self.location}"
         return self.url
 
     @property
@@ -1267,6 +1269,8 @@ class Provider:
     key: bool | None = None
     # Vertex: the token endpoint refuses every grant with this OAuth error.
     token_error: str | None = None
+    # Vertex: the location of the backend URL (None: ``global``), e.g. ``europe-west4``.
+    location: str | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -1277,6 +1281,13 @@ class Provider:
             raise ProviderError(f"provider fault must be a Fault, got {self.fault!r}")
         if self.key is not None and not isinstance(self.key, bool):
             raise ProviderError(f"provider key must be True, False or None, got {self.key!r}")
+        if self.location is not None and (
+            self.protocol != "vertex" or not re.fullmatch(r"[a-z0-9-]+", str(self.location))
+        ):
+            raise ProviderError(
+                f"provider location is a Vertex location such as 'europe-west4', for the "
+                f"vertex stand-in; got {self.location!r} for {self.protocol!r}"
+            )
         if self.token_error is not None and self.protocol != "vertex":
             raise ProviderError(
                 f"provider token_error is for the vertex stand-in, not {self.protocol!r}"
@@ -1329,6 +1340,8 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
     standin = serve_provider(
         instance, provider.protocol, script, fault=provider.fault, token_error=provider.token_error
     )
+    if provider.location is not None:
+        standin.location = provider.location
     recorder = instance.recorder
     recorder.name(standin.url, "[PROVIDER_URL]")
     recorder.name(KEY, SECRET)
@@ -1351,6 +1364,10 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
     if provider.with_key:
         var, value = provider_key(standin)
         recorder.name(value, SECRET)
+        if provider.protocol == "vertex":
+            # The env value is shown after the URL is named, so name the key itself too,
+            # as it reads inside the JSON text (its newlines escaped).
+            recorder.name(json.dumps(_rsa_private_key())[1:-1], SECRET)
         args += ["--api-key-env", var]
         env = {var: value}
     with recorder.setup():
