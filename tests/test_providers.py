@@ -17,9 +17,10 @@ import httpx
 import pytest
 
 from harness.dialog import Script, ToolCall, Turn, Usage
-from harness.servers import NotLoopback
+from harness.servers import NotLoopback, eventstream
 from harness.servers.providers import (
     PROTOCOLS,
+    VERTEX_TOKEN,
     Fault,
     Provider,
     ProviderError,
@@ -27,6 +28,7 @@ from harness.servers.providers import (
     as_provider,
     chunks,
     sent,
+    service_account_json,
     start_provider,
 )
 
@@ -63,11 +65,16 @@ def _chat(standin: ProviderStandIn, *, stream: bool = True) -> tuple[httpx.Respo
     elif p == "ollama":
         path = "/api/chat"
         body["messages"] = [{"role": "user", "content": "hi"}]
-    elif p == "gemini":
+    elif p in ("gemini", "vertex"):
         verb = "streamGenerateContent?alt=sse" if stream else "generateContent"
         path = f"/v1beta/models/{standin.model}:{verb}"
+        if p == "vertex":
+            path = f"{standin.base_url.removeprefix(url)}/publishers/google/models/{path[15:]}"
         body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
-        headers = {"x-goog-api-key": KEY}
+        headers = {"x-goog-api-key": KEY} if p == "gemini" else headers
+    elif p == "bedrock":
+        path = f"/model/{standin.model}/{'converse-stream' if stream else 'converse'}"
+        body = {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}
     else:
         path = "/v1/messages"
         body["messages"] = [{"role": "user", "content": "hi"}]
@@ -81,6 +88,13 @@ def _chat(standin: ProviderStandIn, *, stream: bool = True) -> tuple[httpx.Respo
         if response.status_code != 200 or not stream:
             response.read()
             return response, [response.json()]
+        if p == "bedrock":
+            # AWS event-stream frames; the body ends with its last frame (a known length).
+            assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
+            raw = b"".join(response.iter_bytes())
+            for headers_, payload in eventstream.decode(raw):
+                events.append((headers_[":event-type"], json.loads(payload)))
+            return response, events
         assert response.headers.get("transfer-encoding") == "chunked"
         for line in response.iter_lines():
             if p == "ollama":
@@ -137,7 +151,36 @@ def _decoded(protocol: str, events: list[Any]) -> dict[str, Any]:
             "finish": last["done_reason"],
             "usage": usage,
         }
-    if protocol == "gemini":
+    if protocol == "bedrock":
+        assert events[0][0] == "messageStart" and events[-1][0] == "metadata"
+        inputs: dict[int, str] = {}
+        for kind, e in events:
+            if kind == "contentBlockStart":
+                use = e["start"]["toolUse"]
+                calls.append(
+                    {"id": use["toolUseId"], "name": use["name"], "index": e["contentBlockIndex"]}
+                )
+            elif kind == "contentBlockDelta":
+                d = e["delta"]
+                text += d.get("text", "")
+                thinking += d.get("reasoningContent", {}).get("text", "")
+                if "toolUse" in d:
+                    at = e["contentBlockIndex"]
+                    inputs[at] = inputs.get(at, "") + d["toolUse"]["input"]
+            elif kind == "messageStop":
+                finish = e["stopReason"]
+            elif kind == "metadata":
+                usage = e["usage"]
+        for call in calls:
+            call["arguments"] = json.loads(inputs[call.pop("index")])
+        return {
+            "text": text,
+            "thinking": thinking,
+            "calls": calls,
+            "finish": finish,
+            "usage": usage,
+        }
+    if protocol in ("gemini", "vertex"):
         for e in events:
             cand = e["candidates"][0]
             for part in cand["content"]["parts"]:
@@ -182,6 +225,8 @@ FINISH = {
     "ollama": "stop",
     "gemini": "STOP",
     "anthropic": "tool_use",
+    "vertex": "STOP",
+    "bedrock": "tool_use",
 }
 USAGE = {
     "openai": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
@@ -189,6 +234,8 @@ USAGE = {
     "ollama": (11, 3),
     "gemini": {"promptTokenCount": 11, "candidatesTokenCount": 3, "totalTokenCount": 14},
     "anthropic": {"output_tokens": 3},
+    "vertex": {"promptTokenCount": 11, "candidatesTokenCount": 3, "totalTokenCount": 14},
+    "bedrock": {"inputTokens": 11, "outputTokens": 3, "totalTokens": 14},
 }
 
 
@@ -238,6 +285,15 @@ def test_a_stand_in_lists_its_model(standin: ProviderStandIn) -> None:
         show = httpx.post(f"{url}/api/show", json={"model": standin.model}).json()
         assert "tools" in show["capabilities"]
         assert httpx.post(f"{url}/api/show", json={"model": "nope"}).status_code == 404
+    elif p == "vertex":
+        listed = httpx.get(f"{url}/v1beta1/publishers/google/models").json()
+        names = [m["name"] for m in listed["publisherModels"]]
+        assert names == [f"publishers/google/models/{standin.model}"]
+    elif p == "bedrock":
+        listed = httpx.get(f"{url}/foundation-models").json()
+        assert [m["modelId"] for m in listed["modelSummaries"]] == [standin.model]
+        profiles = httpx.get(f"{url}/inference-profiles").json()
+        assert profiles == {"inferenceProfileSummaries": []}
     elif p == "gemini":
         listed = httpx.get(f"{url}/v1beta/models").json()
         assert [m["name"] for m in listed["models"]] == [f"models/{standin.model}"]
@@ -317,16 +373,104 @@ def test_a_stand_in_refuses_a_non_loopback_bind(host: str) -> None:
 
 def test_bad_input_is_refused_before_anything_starts() -> None:
     with pytest.raises(ProviderError, match="no stand-in"):
-        start_provider("bedrock", SCRIPT)  # type: ignore[arg-type]
+        start_provider("azure", SCRIPT)  # type: ignore[arg-type]
     with pytest.raises(ProviderError, match="HTTP error"):
         Fault("status", status=200)
     with pytest.raises(ProviderError, match="delay"):
         Fault("slow")
     with pytest.raises(ProviderError, match=r"case 'x'.*no stand-in"):
-        as_provider("vertex", "x")
+        as_provider("azure", "x")
     assert as_provider("gemini", "x") == Provider("gemini")
 
 
 def test_chunks_join_back_to_the_text() -> None:
     text = "  Two  spaces,\nand a line. "
     assert "".join(chunks(text)) == text and len(chunks(text)) > 3
+
+
+@pytest.mark.parametrize(
+    ("standin", "kind"),
+    [
+        (("bedrock", Fault("status", status=403)), "AccessDeniedException"),
+        (
+            ("bedrock", Fault("status", status=400, code="ValidationException")),
+            "ValidationException",
+        ),
+        (
+            ("bedrock", Fault("status", status=403, code="UnrecognizedClientException")),
+            "UnrecognizedClientException",
+        ),
+    ],
+    indirect=["standin"],
+)
+def test_a_bedrock_fault_names_the_aws_error_type(standin: ProviderStandIn, kind: str) -> None:
+    response, [body] = _chat(standin)
+    assert response.headers["x-amzn-errortype"] == kind
+    assert "message" in body
+
+
+@pytest.mark.parametrize(
+    "standin", [("vertex", Fault("status", status=403, code="SERVICE_DISABLED"))], indirect=True
+)
+def test_a_vertex_fault_names_the_google_status(standin: ProviderStandIn) -> None:
+    response, [body] = _chat(standin)
+    assert response.status_code == 403 and body["error"]["status"] == "SERVICE_DISABLED"
+
+
+@pytest.mark.parametrize("standin", ["vertex"], indirect=True)
+def test_the_vertex_token_endpoint_mints_a_token_and_shows_the_assertion_as_secret(
+    standin: ProviderStandIn,
+) -> None:
+    form = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": "eyJ.x.y"}
+    token = httpx.post(standin.token_uri, data=form).json()
+    assert token["access_token"] == VERTEX_TOKEN and token["token_type"] == "Bearer"
+    [request] = standin.requests()
+    assert request.shown()["body"] == {"assertion": "[SECRET]", "grant_type": form["grant_type"]}
+    assert standin.chat_requests() == []
+
+
+def test_a_service_account_json_names_the_token_endpoint_and_a_real_key() -> None:
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    account = json.loads(service_account_json("http://127.0.0.1:1/token", key_id="k2"))
+    assert account["type"] == "service_account" and account["private_key_id"] == "k2"
+    assert account["token_uri"] == "http://127.0.0.1:1/token"
+    assert load_pem_private_key(account["private_key"].encode(), None).key_size == 2048
+
+
+def test_an_event_stream_frame_round_trips_and_a_flipped_byte_is_caught() -> None:
+    frame = eventstream.encode_event("contentBlockDelta", {"delta": {"text": "hé"}})
+    [(headers, payload)] = eventstream.decode(frame + eventstream.encode_exception("X", "m"))[:1]
+    assert headers == {
+        ":event-type": "contentBlockDelta",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    assert json.loads(payload) == {"delta": {"text": "hé"}}
+    broken = bytearray(frame)
+    broken[-6] ^= 0xFF
+    with pytest.raises(eventstream.EventStreamError, match="message CRC"):
+        eventstream.decode(bytes(broken))
+    with pytest.raises(eventstream.EventStreamError, match="prelude CRC"):
+        eventstream.decode(b"\x00" * 16)
+
+
+def test_a_vertex_token_error_refuses_every_grant_and_is_vertex_only() -> None:
+    server = start_provider("vertex", SCRIPT, token_error="invalid_grant")
+    try:
+        response = httpx.post(server.token_uri, data={"grant_type": "x", "assertion": "y"})
+        assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    finally:
+        server.stop()
+    with pytest.raises(ProviderError, match="token_error"):
+        start_provider("openai", SCRIPT, token_error="invalid_grant")
+    with pytest.raises(ProviderError, match="token_error"):
+        Provider("gemini", token_error="invalid_grant")
+
+
+def test_a_provider_location_is_a_vertex_location() -> None:
+    assert Provider("vertex", location="europe-west4").location == "europe-west4"
+    with pytest.raises(ProviderError, match="location"):
+        Provider("openai", location="europe-west4")
+    with pytest.raises(ProviderError, match="location"):
+        Provider("vertex", location="../x")

@@ -20,6 +20,9 @@ protocol          chat endpoint                    stream
 ``ollama``        ``POST /api/chat``               NDJSON, one object a line
 ``gemini``        ``POST /v1beta/models/M:streamGenerateContent?alt=sse``   SSE
 ``anthropic``     ``POST /v1/messages``            SSE ``event:``/``data:`` pairs
+``vertex``        ``POST …/publishers/google/models/M:streamGenerateContent``  SSE
+                  (and ``POST /token``, the OAuth JWT-bearer exchange)
+``bedrock``       ``POST /model/M/converse-stream``  AWS event-stream binary frames
 ================  ===============================  ====================================
 
 A turn's text goes out in word-sized chunks, its thinking where the protocol
@@ -45,17 +48,20 @@ our own.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import parse_qsl
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from ..dialog import Script, ToolCall, Turn
+from . import eventstream
 from .loopback import require_loopback
 
 if TYPE_CHECKING:
@@ -75,8 +81,18 @@ __all__ = [
     "start_provider",
 ]
 
-Protocol: TypeAlias = Literal["openai", "vllm", "ollama", "gemini", "anthropic"]
-PROTOCOLS: tuple[Protocol, ...] = ("openai", "vllm", "ollama", "gemini", "anthropic")
+Protocol: TypeAlias = Literal[
+    "openai", "vllm", "ollama", "gemini", "anthropic", "vertex", "bedrock"
+]
+PROTOCOLS: tuple[Protocol, ...] = (
+    "openai",
+    "vllm",
+    "ollama",
+    "gemini",
+    "anthropic",
+    "vertex",
+    "bedrock",
+)
 FaultKind: TypeAlias = Literal["status", "cut", "malformed", "slow"]
 FAULT_KINDS: tuple[FaultKind, ...] = ("status", "cut", "malformed", "slow")
 
@@ -87,7 +103,16 @@ DEFAULT_MODELS: Mapping[str, str] = {
     "ollama": "qwen-e2e:8b",
     "gemini": "gemini-e2e",
     "anthropic": "claude-e2e",
+    "vertex": "gemini-e2e-vertex",
+    "bedrock": "anthropic.claude-e2e-v1:0",
 }
+# The GCP project and location of a Vertex stand-in's backend URL, and the access
+# token its token endpoint mints (contenox sends it back as ``Authorization: Bearer``).
+VERTEX_PROJECT = "e2e-project"
+VERTEX_LOCATION = "global"
+VERTEX_TOKEN = "ya29.e2e-vertex-access-token"
+# Form fields of an OAuth token request that carry a credential: shown as [SECRET].
+SECRET_FORM = frozenset({"assertion", "refresh_token", "client_secret"})
 # Headers (lower-case) and query parameters that carry a key: shown as [SECRET].
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 SECRET_QUERY = frozenset({"key"})
@@ -112,6 +137,9 @@ class Fault:
       then the turn as usual (it consumes the turn).
 
     ``times`` requests are faulted (``None``: every one from ``turn`` on).
+    ``code`` names the error the way the protocol does, where it has a name for
+    it: Bedrock's ``x-amzn-ErrorType`` (``AccessDeniedException``), Google's
+    ``status`` (``PERMISSION_DENIED``); None picks the usual one for ``status``.
     """
 
     kind: FaultKind
@@ -120,6 +148,7 @@ class Fault:
     after: int = 1
     delay: float = 0.0
     times: int | None = 1
+    code: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -138,6 +167,8 @@ class Fault:
             raise ProviderError(f"a slow Fault needs delay > 0 seconds, got {self.delay!r}")
         if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
             raise ProviderError(f"Fault times must be at least 1 or None, got {self.times!r}")
+        if self.code is not None and not (isinstance(self.code, str) and self.code.strip()):
+            raise ProviderError(f"Fault code must be an error name or None, got {self.code!r}")
 
     @property
     def consumes_turn(self) -> bool:
@@ -189,7 +220,14 @@ class ProviderRequest:
                 for k, v in sorted(self.query.items())
             }
         out["headers"] = headers
-        if self.body:
+        if self.body and self.headers.get("content-type", "").startswith(
+            "application/x-www-form-urlencoded"
+        ):
+            out["body"] = {
+                k: SECRET if k in SECRET_FORM else v
+                for k, v in sorted(parse_qsl(self.body, keep_blank_values=True))
+            }
+        elif self.body:
             try:
                 out["body"] = json.loads(self.body)
             except ValueError:
@@ -263,8 +301,13 @@ class ProviderStandIn:
         server: HTTPServer,
         *,
         fault: Fault | None = None,
+        token_error: str | None = None,
     ) -> None:
         self.protocol = protocol
+        # Vertex: the OAuth error the token endpoint answers every grant with (None: it mints),
+        # and the location its backend URL names.
+        self.token_error = token_error
+        self.location = VERTEX_LOCATION
         self.script = script
         self.fault = fault
         self.model = script.model or DEFAULT_MODELS[protocol]
@@ -283,7 +326,16 @@ class ProviderStandIn:
     @property
     def base_url(self) -> str:
         """The ``--url`` the provider page tells a user to give for this protocol."""
-        return f"{self.url}/v1" if self.protocol == "openai" else self.url
+        if self.protocol == "openai":
+            return f"{self.url}/v1"
+        if self.protocol == "vertex":
+            return f"{self.url}/v1/projects/{VERTEX_PROJECT}/locations/{self.location}"
+        return self.url
+
+    @property
+    def token_uri(self) -> str:
+        """The Vertex stand-in's OAuth token endpoint (a service account's ``token_uri``)."""
+        return f"{self.url}/token"
 
     @property
     def served(self) -> int:
@@ -383,7 +435,11 @@ class ProviderStandIn:
             if faulted and fault is not None and not fault.consumes_turn:
                 self._record(request, body, None, fault.kind)
                 if fault.kind == "status":
-                    return self._error(fault.status, f"e2e stand-in: fault {fault.status}")
+                    return self._error(
+                        fault.status,
+                        f"e2e stand-in: fault {fault.code or fault.status}",
+                        fault.code,
+                    )
             else:
                 self._next_turn += 1
                 self._record(request, body, index, fault.kind if faulted and fault else None)
@@ -395,10 +451,21 @@ class ProviderStandIn:
         )
         if faulted and fault is not None:
             pieces = self._faulty(pieces, fault)
-        kind = {"ollama": "application/x-ndjson"}.get(self.protocol, "text/event-stream")
+        kind = {
+            "ollama": "application/x-ndjson",
+            "bedrock": "application/vnd.amazon.eventstream",
+        }.get(self.protocol, "text/event-stream")
         if not stream:
             kind = "application/json"
-        return Response(self._flow(pieces, fault if faulted else None), content_type=kind)
+        response = Response(self._flow(pieces, fault if faulted else None), content_type=kind)
+        if self.protocol == "bedrock" and all(isinstance(p, bytes) for p in pieces):
+            # Bedrock's SDK closes the stream on the last event; a chunked body whose
+            # terminating chunk is still in flight then reads as "use of closed network
+            # connection". A known length ends the body with its last frame, as AWS's does.
+            response.headers["Content-Length"] = str(
+                sum(len(p) for p in pieces if isinstance(p, bytes))
+            )
+        return response
 
     def _flow(self, pieces: list[bytes | BaseException], fault: Fault | None) -> Iterator[bytes]:
         if fault is not None and fault.kind == "slow":
@@ -417,13 +484,25 @@ class ProviderStandIn:
             # socket without the terminating chunk, which is a cut stream to the client.
             out = [*pieces[: fault.after], ConnectionResetError("e2e stand-in: stream cut")]
         elif fault.kind == "malformed":
-            bad = b"data: {not json\n\n" if self.protocol != "ollama" else b"{not json\n"
+            bad = {
+                "ollama": b"{not json\n",
+                "bedrock": eventstream.encode(
+                    {
+                        ":event-type": "contentBlockDelta",
+                        ":content-type": "application/json",
+                        ":message-type": "event",
+                    },
+                    b"{not json",
+                ),
+            }.get(self.protocol, b"data: {not json\n\n")
             out = [*pieces[: fault.after], bad, *pieces[fault.after :]]
         return out
 
     def _wants_stream(self, request: Request, body: str) -> bool:
-        if self.protocol == "gemini":
+        if self.protocol in ("gemini", "vertex"):
             return request.path.endswith(":streamGenerateContent")
+        if self.protocol == "bedrock":
+            return request.path.endswith("/converse-stream")
         try:
             doc = json.loads(body or "{}")
         except ValueError:
@@ -472,18 +551,50 @@ class ProviderStandIn:
             return _json({"models": [self._gemini_model()]})
         if p == "gemini" and method == "GET" and path == f"/v1beta/models/{self.model}":
             return _json(self._gemini_model())
+        if p == "vertex" and method == "POST" and path == "/token" and self.token_error:
+            refusal = {"error": self.token_error, "error_description": "e2e stand-in refusal"}
+            return _json(refusal, 400)
+        if p == "vertex" and method == "POST" and path == "/token":
+            token = {"access_token": VERTEX_TOKEN, "token_type": "Bearer", "expires_in": 3600}
+            return _json(token)
+        if p == "vertex" and method == "GET" and path.endswith("/publishers/google/models"):
+            return _json({"publisherModels": [self._vertex_model()]})
+        if p == "bedrock" and method == "GET" and path == "/foundation-models":
+            return _json({"modelSummaries": [self._bedrock_model()]})
+        if p == "bedrock" and method == "GET" and path == "/inference-profiles":
+            return _json({"inferenceProfileSummaries": []})
         return self._error(404, f"e2e stand-in: no route {method} {path}")
 
-    def _error(self, status: int, message: str) -> Response:
+    def _error(self, status: int, message: str, code: str | None = None) -> Response:
         p = self.protocol
         if p == "anthropic":
             kinds = {401: "authentication_error", 429: "rate_limit_error", 500: "api_error"}
             kind = kinds.get(status, "invalid_request_error")
             data: Any = {"type": "error", "error": {"type": kind, "message": message}}
-        elif p == "gemini":
-            statuses = {401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 404: "NOT_FOUND"}
-            state = statuses.get(status, "INTERNAL")
+        elif p in ("gemini", "vertex"):
+            statuses = {
+                401: "UNAUTHENTICATED",
+                403: "PERMISSION_DENIED",
+                429: "RESOURCE_EXHAUSTED",
+                404: "NOT_FOUND",
+            }
+            state = code or statuses.get(status, "INTERNAL")
             data = {"error": {"code": status, "message": message, "status": state}}
+        elif p == "bedrock":
+            kinds = {
+                400: "ValidationException",
+                401: "UnrecognizedClientException",
+                403: "AccessDeniedException",
+                404: "ResourceNotFoundException",
+                429: "ThrottlingException",
+            }
+            kind = code or kinds.get(status, "InternalServerException")
+            response = _json({"message": message}, status)
+            response.headers["x-amzn-ErrorType"] = kind
+            response.headers["x-amzn-RequestId"] = "e2e-request"
+            if status == 429:
+                response.headers["Retry-After"] = "0"
+            return response
         elif p == "ollama":
             data = {"error": message}
         else:
@@ -551,6 +662,8 @@ class ProviderStandIn:
             "ollama": self._ollama_stream,
             "gemini": self._gemini_stream,
             "anthropic": self._anthropic_stream,
+            "vertex": self._gemini_stream,
+            "bedrock": self._bedrock_stream,
         }[self.protocol](turn, index)
 
     def _whole(self, turn: Turn, index: int) -> bytes:
@@ -561,6 +674,8 @@ class ProviderStandIn:
                 "ollama": self._ollama_whole,
                 "gemini": self._gemini_whole,
                 "anthropic": self._anthropic_whole,
+                "vertex": self._gemini_whole,
+                "bedrock": self._bedrock_whole,
             }[self.protocol](turn, index),
             ensure_ascii=False,
         ).encode()
@@ -568,7 +683,7 @@ class ProviderStandIn:
     def _call_id(self, call: ToolCall, index: int, n: int) -> str:
         if call.id:
             return call.id
-        prefix = "toolu" if self.protocol == "anthropic" else "call"
+        prefix = {"anthropic": "toolu", "bedrock": "tooluse"}.get(self.protocol, "call")
         return f"{prefix}_e2e_{index}_{n}"
 
     # OpenAI chat completions (and vLLM) ------------------------------------------------
@@ -751,6 +866,93 @@ class ProviderStandIn:
             "modelVersion": self.model,
         }
 
+    # Vertex AI (Gemini on GCP): the Gemini wire format under the project path ---------
+
+    def _vertex_model(self) -> dict[str, Any]:
+        return {
+            "name": f"publishers/google/models/{self.model}",
+            "versionId": "001",
+            "openSourceCategory": "PROPRIETARY",
+            "launchStage": "GA",
+        }
+
+    # Bedrock Converse / ConverseStream --------------------------------------------------
+
+    def _bedrock_model(self) -> dict[str, Any]:
+        return {
+            "modelArn": f"arn:aws:bedrock:us-east-1::foundation-model/{self.model}",
+            "modelId": self.model,
+            "modelName": self.model,
+            "providerName": "Anthropic",
+            "inputModalities": ["TEXT"],
+            "outputModalities": ["TEXT"],
+            "responseStreamingSupported": True,
+            "customizationsSupported": [],
+            "inferenceTypesSupported": ["ON_DEMAND"],
+            "modelLifecycle": {"status": "ACTIVE"},
+        }
+
+    def _bedrock_stop(self, turn: Turn) -> str:
+        return turn.finish_reason or ("tool_use" if turn.tool_calls else "end_turn")
+
+    def _bedrock_usage(self, turn: Turn) -> dict[str, int]:
+        prompt, completion, total = _usage(turn)
+        return {"inputTokens": prompt, "outputTokens": completion, "totalTokens": total}
+
+    def _bedrock_stream(self, turn: Turn, index: int) -> Iterator[bytes]:
+        event = eventstream.encode_event
+        delta: dict[str, Any]
+        yield event("messageStart", {"role": "assistant"})
+        block = 0
+        if turn.thinking:
+            for piece in chunks(turn.thinking):
+                delta = {"reasoningContent": {"text": piece}}
+                yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            signature = {"reasoningContent": {"signature": "e2e-signature"}}
+            yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
+            yield event("contentBlockStop", {"contentBlockIndex": block})
+            block += 1
+        if turn.text:
+            for piece in chunks(turn.text):
+                delta = {"text": piece}
+                yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            yield event("contentBlockStop", {"contentBlockIndex": block})
+            block += 1
+        for n, call in enumerate(turn.tool_calls):
+            start = {"toolUse": {"toolUseId": self._call_id(call, index, n), "name": call.name}}
+            yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
+            for part in _halves(_arguments_text(call)):
+                delta = {"toolUse": {"input": part}}
+                yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})
+            yield event("contentBlockStop", {"contentBlockIndex": block})
+            block += 1
+        yield event("messageStop", {"stopReason": self._bedrock_stop(turn)})
+        yield event("metadata", {"usage": self._bedrock_usage(turn), "metrics": {"latencyMs": 1}})
+
+    def _bedrock_whole(self, turn: Turn, index: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if turn.thinking:
+            reasoning = {"reasoningText": {"text": turn.thinking, "signature": "e2e-signature"}}
+            content.append({"reasoningContent": reasoning})
+        if turn.text:
+            content.append({"text": turn.text})
+        content += [
+            {
+                "toolUse": {
+                    "toolUseId": self._call_id(call, index, n),
+                    "name": call.name,
+                    "input": _arguments_object(call),
+                }
+            }
+            for n, call in enumerate(turn.tool_calls)
+        ]
+        return {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": self._bedrock_stop(turn),
+            "usage": self._bedrock_usage(turn),
+            "metrics": {"latencyMs": 1},
+        }
+
     # Anthropic messages ---------------------------------------------------------------
 
     def _anthropic_stop(self, turn: Turn) -> str:
@@ -854,6 +1056,16 @@ def _is_chat(protocol: str, method: str, path: str) -> bool:
         return path == "/api/chat"
     if protocol == "gemini":
         return bool(re.fullmatch(r"/v1beta/models/[^/]+:(stream)?[gG]enerateContent", path))
+    if protocol == "vertex":
+        return bool(
+            re.fullmatch(
+                r"/v1/projects/[^/]+/locations/[^/]+/publishers/google/models/[^/]+"
+                r":(stream)?[gG]enerateContent",
+                path,
+            )
+        )
+    if protocol == "bedrock":
+        return bool(re.fullmatch(r"/model/[^/]+/converse(-stream)?", path))
     return path == "/v1/messages"
 
 
@@ -879,11 +1091,14 @@ def start_provider(
     *,
     host: str = "127.0.0.1",
     fault: Fault | None = None,
+    token_error: str | None = None,
 ) -> ProviderStandIn:
     """Start the ``protocol`` stand-in serving ``script`` on ``host`` at an OS-picked port.
 
     Refuses a non-loopback ``host`` (:class:`~harness.servers.NotLoopback`), an
     unknown protocol, or a fault that is not a :class:`Fault`, before binding anything.
+    ``token_error`` (Vertex only): the token endpoint answers every grant with HTTP 400
+    and that OAuth error (``invalid_grant``) instead of a token.
     """
     require_loopback(host)
     if protocol not in PROTOCOLS:
@@ -894,8 +1109,13 @@ def start_provider(
         raise ProviderError(f"a stand-in serves a Script, got {type(script).__name__}")
     if fault is not None and not isinstance(fault, Fault):
         raise ProviderError(f"fault must be a Fault, got {fault!r}")
+    if token_error is not None and (protocol != "vertex" or not isinstance(token_error, str)):
+        raise ProviderError(
+            f"token_error is an OAuth error name for the vertex stand-in, got {token_error!r} "
+            f"for {protocol!r}"
+        )
     server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=10.0)
-    standin = ProviderStandIn(protocol, script, server, fault=fault)
+    standin = ProviderStandIn(protocol, script, server, fault=fault, token_error=token_error)
     server.expect_request(re.compile(".*")).respond_with_handler(standin._handle)
     server.start()
     # start() probes the server with a GET / of its own: not a request contenox made.
@@ -911,9 +1131,10 @@ def serve_provider(
     script: Script,
     *,
     fault: Fault | None = None,
+    token_error: str | None = None,
 ) -> ProviderStandIn:
     """Start a stand-in for this case; it is stopped when the case ends."""
-    standin = start_provider(protocol, script, fault=fault)
+    standin = start_provider(protocol, script, fault=fault, token_error=token_error)
 
     def stop() -> None:
         standin.stop()
@@ -935,7 +1156,104 @@ _REGISTRATION: Mapping[str, tuple[str, str, bool]] = {
     "ollama": ("ollama", "ollama", False),
     "gemini": ("gemini", "gemini", True),
     "anthropic": ("anthropic", "anthropic", True),
+    # Vertex and Bedrock authenticate from the ambient chain unless a key is given:
+    # ADC (a service-account file in the scratch home) and ~/.aws/{credentials,config}.
+    "vertex": ("vertex", "vertex-google", False),
+    "bedrock": ("bedrock", "bedrock", False),
 }
+# The env var each page puts a key in, where the page names one.
+_KEY_ENVS: Mapping[str, str] = {"vertex": "VERTEX_SA_JSON", "bedrock": "AWS_BEDROCK_CREDS"}
+# Fake AWS credentials: the ambient pair in ~/.aws/credentials, the pinned pair in
+# the --api-key-env JSON blob. Only the access key ids are shown; secrets read [SECRET].
+AWS_REGION = "us-east-1"
+AWS_AMBIENT_KEY_ID = "AKIAE2EAMBIENT00000"
+AWS_PINNED_KEY_ID = "AKIAE2EPINNED000000"
+AWS_SECRET = "e2e-aws-secret-access-key-0000"
+SERVICE_ACCOUNT = "contenox-e2e@e2e-project.iam.gserviceaccount.com"
+
+
+@functools.cache
+def _rsa_private_key() -> str:
+    """A throwaway RSA key (PKCS#8 PEM) for the fake service account, made once a process."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+def service_account_json(token_uri: str, *, key_id: str = "e2e-key-1") -> str:
+    """A GCP service-account key file whose ``token_uri`` is ``token_uri`` (a stand-in's).
+
+    The JWT-bearer exchange the Google client makes goes there; the private key
+    is a throwaway generated on this machine, never a real credential.
+    """
+    return json.dumps(
+        {
+            "type": "service_account",
+            "project_id": VERTEX_PROJECT,
+            "private_key_id": key_id,
+            "private_key": _rsa_private_key(),
+            "client_email": SERVICE_ACCOUNT,
+            "client_id": "100000000000000000000",
+            "auth_uri": "http://127.0.0.1:9/auth",
+            "token_uri": token_uri,
+        },
+        indent=2,
+    )
+
+
+def aws_credentials_blob(key_id: str = AWS_PINNED_KEY_ID) -> str:
+    """The JSON blob bedrock.md puts in ``AWS_BEDROCK_CREDS`` to pin credentials."""
+    return json.dumps(
+        {"access_key_id": key_id, "secret_access_key": AWS_SECRET, "session_token": ""}
+    )
+
+
+def provider_key(standin: ProviderStandIn) -> tuple[str, str]:
+    """The env var and value a Case passes ``--api-key-env`` for this stand-in's protocol."""
+    if standin.protocol == "vertex":
+        return _KEY_ENVS["vertex"], service_account_json(standin.token_uri)
+    if standin.protocol == "bedrock":
+        return _KEY_ENVS["bedrock"], aws_credentials_blob()
+    return KEY_ENV, KEY
+
+
+def _ambient_credentials(instance: Instance, standin: ProviderStandIn) -> None:
+    """The credential chain a cloud SDK reads from the scratch home (never the real one)."""
+    recorder = instance.recorder
+    if standin.protocol == "vertex":
+        path = instance.home / ".config" / "gcloud" / "application_default_credentials.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(service_account_json(standin.token_uri), encoding="utf-8")
+        recorder.note(
+            "ADC: [HOME]/.config/gcloud/application_default_credentials.json holds a "
+            f"service-account key for {SERVICE_ACCOUNT}, token_uri [PROVIDER_URL]/token"
+        )
+    elif standin.protocol == "bedrock":
+        aws = instance.home / ".aws"
+        aws.mkdir(parents=True, exist_ok=True)
+        (aws / "credentials").write_text(
+            f"[default]\naws_access_key_id = {AWS_AMBIENT_KEY_ID}\n"
+            f"aws_secret_access_key = {AWS_SECRET}\n",
+            encoding="utf-8",
+        )
+        # contenox sends the control-plane listing (ListFoundationModels) to
+        # bedrock.<region>.amazonaws.com whatever --url says; the SDK's shared-config
+        # endpoint_url keeps every call on loopback (it never resolves an AWS host).
+        (aws / "config").write_text(
+            f"[default]\nregion = {AWS_REGION}\nendpoint_url = {standin.url}\n",
+            encoding="utf-8",
+        )
+        recorder.note(
+            f"AWS shared files: [HOME]/.aws/credentials ([default] {AWS_AMBIENT_KEY_ID}), "
+            f"[HOME]/.aws/config ([default] region = {AWS_REGION}, "
+            "endpoint_url = [PROVIDER_URL])"
+        )
 
 
 @dataclass(frozen=True)
@@ -949,6 +1267,10 @@ class Provider:
     protocol: Protocol
     fault: Fault | None = None
     key: bool | None = None
+    # Vertex: the token endpoint refuses every grant with this OAuth error.
+    token_error: str | None = None
+    # Vertex: the location of the backend URL (None: ``global``), e.g. ``europe-west4``.
+    location: str | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -959,6 +1281,17 @@ class Provider:
             raise ProviderError(f"provider fault must be a Fault, got {self.fault!r}")
         if self.key is not None and not isinstance(self.key, bool):
             raise ProviderError(f"provider key must be True, False or None, got {self.key!r}")
+        if self.location is not None and (
+            self.protocol != "vertex" or not re.fullmatch(r"[a-z0-9-]+", str(self.location))
+        ):
+            raise ProviderError(
+                f"provider location is a Vertex location such as 'europe-west4', for the "
+                f"vertex stand-in; got {self.location!r} for {self.protocol!r}"
+            )
+        if self.token_error is not None and self.protocol != "vertex":
+            raise ProviderError(
+                f"provider token_error is for the vertex stand-in, not {self.protocol!r}"
+            )
 
     @property
     def backend(self) -> str:
@@ -1004,7 +1337,11 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
     read as ``[PROVIDER_URL]`` and ``[SECRET]`` in the transcript.
     """
     __tracebackhide__ = True
-    standin = serve_provider(instance, provider.protocol, script, fault=provider.fault)
+    standin = serve_provider(
+        instance, provider.protocol, script, fault=provider.fault, token_error=provider.token_error
+    )
+    if provider.location is not None:
+        standin.location = provider.location
     recorder = instance.recorder
     recorder.name(standin.url, "[PROVIDER_URL]")
     recorder.name(KEY, SECRET)
@@ -1012,16 +1349,27 @@ def register_provider(instance: Instance, provider: Provider, script: Script) ->
         {
             "provider": f"{provider.protocol} stand-in",
             "model": standin.model,
-            "fault": _fault_line(provider.fault),
+            "fault": _fault_line(provider.fault)
+            + (f"; /token answers {provider.token_error}" if provider.token_error else ""),
             "turns": [_turn_line(t) for t in script.turns if isinstance(t, Turn)],
         }
     )
     name, kind, _ = _REGISTRATION[provider.protocol]
     args = ["backend", "add", name, "--type", kind, "--url", standin.base_url]
     env = None
+    if provider.protocol == "bedrock" or (provider.protocol == "vertex" and not provider.with_key):
+        # Bedrock's region and endpoint come from ~/.aws/config even with a pinned key.
+        recorder.name(AWS_SECRET, SECRET)
+        _ambient_credentials(instance, standin)
     if provider.with_key:
-        args += ["--api-key-env", KEY_ENV]
-        env = {KEY_ENV: KEY}
+        var, value = provider_key(standin)
+        recorder.name(value, SECRET)
+        if provider.protocol == "vertex":
+            # The env value is shown after the URL is named, so name the key itself too,
+            # as it reads inside the JSON text (its newlines escaped).
+            recorder.name(json.dumps(_rsa_private_key())[1:-1], SECRET)
+        args += ["--api-key-env", var]
+        env = {var: value}
     with recorder.setup():
         instance.must(*args, env=env)
         instance.must("config", "set", "default-provider", kind)
@@ -1044,7 +1392,7 @@ def _fault_line(fault: Fault | None) -> str:
 
 # contenox v1.0.0 carries a provider's tool-call id back with a random suffix of its
 # own (``call_e2e_0_0`` comes back as ``call_e2e_0_0-8508``): shown as ``-[SUFFIX]``.
-_ID_SUFFIX = re.compile(r"\b((?:call|toolu)_e2e_\d+_\d+)-[0-9a-f]{4}\b")
+_ID_SUFFIX = re.compile(r"\b((?:call|toolu|tooluse)_e2e_\d+_\d+)-[0-9a-f]{4}\b")
 
 
 def _unsuffixed(value: Any) -> Any:
@@ -1092,6 +1440,8 @@ def _tool_names(tools: Any) -> list[str]:
             names.append(str(tool["function"].get("name")))
         elif "name" in tool:
             names.append(str(tool["name"]))
+        elif isinstance(tool.get("toolSpec"), dict):  # Bedrock Converse
+            names.append(str(tool["toolSpec"].get("name")))
         for key in ("functionDeclarations", "function_declarations"):
             names += [str(f.get("name")) for f in tool.get(key, []) if isinstance(f, dict)]
     return names
@@ -1102,6 +1452,8 @@ def _chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in body.items():
         if key == "tools":
             out[key] = _tool_names(value)
+        elif key == "toolConfig" and isinstance(value, dict):
+            out[key] = {**value, "tools": _tool_names(value.get("tools"))}
         elif key == "prompt_cache_key":
             out[key] = "[CACHE KEY]"
         elif key in ("system", "system_instruction", "systemInstruction"):
