@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, ParamSpec, TypeAlias, 
 
 from ..checks import check_step
 from ..command import Result
-from ..dialog import Script
+from ..dialog import Script, turn_line
 from . import containment
 
 if TYPE_CHECKING:
@@ -1176,14 +1176,8 @@ class EditDialog(Action):
         with run.touching("dialog", str(written), fill=False):
             self.script.write(path)
         run.instance.recorder.note(
-            f"edited dialog {self.backend}: " + " / ".join(_turn_line(t) for t in self.script.turns)
+            f"edited dialog {self.backend}: " + " / ".join(turn_line(t) for t in self.script.turns)
         )
-
-
-def _turn_line(turn: object) -> str:
-    from ..recorder import _turn
-
-    return _turn(turn)
 
 
 @_builds(EditDialog)
