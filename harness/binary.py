@@ -32,6 +32,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from .cache import cache_dir
 from .command import CommandTimeout, Result, run
 from .environment import child_env, go_env
 from .process import kill_group, popen
@@ -118,15 +119,6 @@ def parse_version(output: str) -> str | None:
     """The version in ``contenox version``'s output, or None if it is not contenox's."""
     match = _VERSION_LINE.fullmatch(output.strip())
     return match.group(1) if match else None
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where pinned releases are cached: ``CONTENOX_E2E_CACHE`` or the user cache dir."""
-    env = os.environ if environ is None else environ
-    if env.get("CONTENOX_E2E_CACHE"):
-        return Path(env["CONTENOX_E2E_CACHE"]).expanduser()
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "contenox-e2e"
 
 
 def _ways_out(problem: str, env: Mapping[str, str]) -> str:

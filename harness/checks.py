@@ -144,8 +144,12 @@ def _files(value: object, where: str, error: type[Exception]) -> None:
             raise error(f"{where}[{rel!r}] must be the file's text (a string), got {text!r}")
 
 
-def check_case(case: Any, error: type[Exception]) -> None:
-    """Refuse a Case whose fields have the wrong type, or whose files leave the scratch root."""
+def check_case(case: Any, error: type[Exception], defect: type = str) -> None:
+    """Refuse a Case whose fields have the wrong type, or whose files leave the scratch root.
+
+    ``defect`` is the quarantine type a ``defect=`` may hold besides a string
+    (:class:`harness.case.Defect`, passed in by the Case: this module is below it).
+    """
     name = case.name
     if not isinstance(name, str):
         raise error(f"a Case needs a name that states the promise, got {name!r}")
@@ -185,9 +189,7 @@ def check_case(case: Any, error: type[Exception]) -> None:
     for flag in ("init", "serves_all_turns", "snapshot"):
         if not isinstance(getattr(case, flag), bool):
             raise error(f"{where}: {flag} must be True or False, got {getattr(case, flag)!r}")
-    from .case.model import Defect  # model imports this module: import it here
-
-    if case.defect is not None and not isinstance(case.defect, (str, Defect)):
+    if case.defect is not None and not isinstance(case.defect, (str, defect)):
         raise error(
             f"{where}: defect must say what was observed (a Defect(...)), got {case.defect!r}"
         )

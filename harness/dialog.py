@@ -38,6 +38,7 @@ __all__ = [
     "mission_finish",
     "mission_report",
     "route",
+    "turn_line",
     "validate_dialog",
 ]
 
@@ -292,6 +293,22 @@ class Turn:
             out["usage"] = self.usage.to_json()
         return out
 
+    def line(self) -> str:
+        """The turn on one line, as a transcript shows it: its text, then each tool call
+        as ``name {args}`` (`` (optional)`` after a turn contenox may not ask for)."""
+        data = self.to_json()
+        parts = []
+        if "thinking" in data:
+            parts.append(f"(thinking) {data['thinking']}")
+        if "text" in data:
+            parts.append(str(data["text"]))
+        for call in data.get("tool_calls") or ():
+            args = call.get("arguments")
+            shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            parts.append(f"-> {call['name']} {shown}" if args is not None else f"-> {call['name']}")
+        line = " | ".join(parts)
+        return line + " (optional)" if self.optional else line
+
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Turn:
         usage = data.get("usage")
@@ -308,6 +325,11 @@ class Turn:
 
 
 TurnLike: TypeAlias = Turn | str
+
+
+def turn_line(turn: TurnLike) -> str:
+    """A turn on one line, as a transcript shows it (:meth:`Turn.line`; a bare string is text)."""
+    return (Turn(text=turn) if isinstance(turn, str) else turn).line()
 
 
 @dataclass(frozen=True)

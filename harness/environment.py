@@ -18,17 +18,18 @@ Go builds (:func:`go_env`) also get the variables Go itself reads to find its
 caches, proxy and toolchain, and the real ``HOME`` (Go keeps its caches there).
 
 The session marker is ``<pid>.<start time>.<random>`` of the process that
-started the child, registered in the cache directory before the first child,
-so a later run can tell whether the pytest that started a process still
-lives (:mod:`harness.orphans`).
+started the child, registered in the cache directory before the first child
+(:mod:`harness.session`), so a later run can tell whether the pytest that
+started a process still lives (:mod:`harness.orphans`).
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
+
+from .session import SESSION_VAR, process_start, register, session_token
 
 __all__ = [
     "AMBIENT",
@@ -42,11 +43,6 @@ __all__ = [
     "process_start",
     "session_token",
 ]
-
-# Every child carries this variable, so the plugin can find what the suite
-# started and left running (even a process that left its group) by reading
-# /proc/*/environ. Not CONTENOX_*: contenox reads those.
-SESSION_VAR = "E2E_HARNESS_SESSION"
 
 PINNED_TERM = "dumb"
 # The machine's time zone must not show in a transcript (a date printed local).
@@ -113,47 +109,6 @@ GO_VARS = frozenset(
 )
 
 
-def process_start(pid: int, proc: str = "/proc") -> str | None:
-    """The start time of ``pid`` in clock ticks since boot, or None if it is gone.
-
-    With the pid it names a process uniquely: a recycled pid has a later start.
-    A zombie is gone (it has exited; only its parent has not reaped it yet).
-    """
-    try:
-        with open(f"{proc}/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces or ")".
-    fields = stat[stat.rfind(")") + 2 :].split()
-    # fields[0] is field 3 of stat(5), the state; field 22 is the start time.
-    if len(fields) <= 19 or fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
-
-
-def _new_token() -> str:
-    pid = os.getpid()
-    return f"{pid}.{process_start(pid) or '0'}.{uuid.uuid4().hex[:12]}"
-
-
-# One token per pytest process (each xdist worker has its own), so a worker
-# that finishes early never mistakes a busy neighbour's children for leftovers.
-_SESSION_TOKEN = _new_token()
-
-
-def session_token() -> str:
-    """This process's marker value: what :data:`SESSION_VAR` holds in every child it starts."""
-    return _SESSION_TOKEN
-
-
-def _register() -> None:
-    # Imported here: orphans needs binary.cache_dir, and binary needs this module.
-    from .orphans import register
-
-    register()
-
-
 def _ambient(source: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in source.items() if k in AMBIENT}
 
@@ -179,7 +134,7 @@ def child_env(
     env["TERM"] = PINNED_TERM
     env["TZ"] = PINNED_TZ
     env[SESSION_VAR] = session_token()
-    _register()
+    register()
     if extra:
         env.update(extra)
     return env
@@ -193,6 +148,6 @@ def go_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str
     env.setdefault("HOME", str(Path.home()))
     env["CGO_ENABLED"] = "0"
     env[SESSION_VAR] = session_token()
-    _register()
+    register()
     env.update(extra)
     return env

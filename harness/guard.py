@@ -24,6 +24,8 @@ import pwd
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
+from .cache import cache_dir
+
 __all__ = [
     "ROOT_VARS",
     "check_basetemp",
@@ -95,8 +97,6 @@ def check_basetemp(
     """
     if basetemp is None:
         return
-    from .binary import cache_dir  # binary imports the environment, which needs no guard
-
     raw = os.fspath(basetemp)
     given = {Path(os.path.abspath(raw)).resolve(), Path(raw).expanduser().resolve()}
     cache = cache_dir(environ).expanduser().resolve()

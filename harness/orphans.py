@@ -24,34 +24,12 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .binary import cache_dir
-from .environment import SESSION_VAR, process_start, session_token
+from .session import SESSION_VAR, process_start, register, registry, session_token
 
 __all__ = ["Orphan", "find_orphans", "owner_alive", "reap_orphans", "register", "registry"]
-
-_registered: set[Path] = set()
-
-
-def registry(environ: Mapping[str, str] | None = None) -> Path:
-    """The directory of registered session tokens: ``<cache dir>/sessions``."""
-    return cache_dir(environ) / "sessions"
-
-
-def register(directory: Path | None = None) -> None:
-    """Register this process's token (once per registry); a read-only cache is no error."""
-    where = registry() if directory is None else directory
-    if where in _registered:
-        return
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        (where / session_token()).touch()
-    except OSError:
-        return  # no registry, no reaping of this run's orphans; the run itself goes on
-    _registered.add(where)
 
 
 @dataclass(frozen=True)

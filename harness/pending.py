@@ -15,7 +15,7 @@ numbered placeholders (``[UUID3]``) unnumbered. One group is one decision::
     #     -  Mission fired at agent "run" under envelope "run".
     #     +  Mission launched at agent "run" under envelope "run".
 
-``python -m harness.review`` accepts or rejects them; the pytest plugin
+``python -m harness.tools.review`` accepts or rejects them; the pytest plugin
 registers this module, so a run ends with the same grouping.
 """
 
@@ -348,5 +348,5 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     accept = " ".join(g.id for g in groups)
     terminalreporter.write_line(
         "review them (each change once): tox -e review; accept them all: "
-        f"python -m harness.review --accept {accept}"
+        f"python -m harness.tools.review --accept {accept}"
     )

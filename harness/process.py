@@ -21,7 +21,9 @@ SIGTERM), even when the runner ignores them — under ``nohup`` or as a
 background job of a non-interactive shell an ignored signal would otherwise be
 inherited, and ``hangup()`` could not end the child. :func:`start_in` and
 :func:`start_contenox` register the cleanup on the instance, so whatever a case
-leaves running is killed and reported.
+leaves running is killed and reported. They take the instance by its shape
+(:class:`Host`): this module is below :mod:`harness.instance`, which runs its
+commands through it.
 """
 
 from __future__ import annotations
@@ -36,18 +38,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeVar
+from typing import IO, Protocol, TypeVar
 
 import pexpect
 
-from .recorder import quiet
+from .quiet import quiet
 from .result import CommandTimeout, Result
-
-if TYPE_CHECKING:
-    from .instance import Instance
 
 __all__ = [
     "STOP_SIGNALS",
+    "Host",
     "Process",
     "ProcessExited",
     "WaitTimeout",
@@ -513,8 +513,36 @@ def start(
     )
 
 
+class _Transcript(Protocol):
+    def started(self, argv: Sequence[str], env: Mapping[str, str] | None = ...) -> None: ...
+
+    def ended(self, result: Result) -> None: ...
+
+
+class Host(Protocol):
+    """What :func:`start_in` and :func:`start_contenox` need of the instance a child runs in.
+
+    :class:`harness.instance.Instance` is one. Named by shape, not imported: the
+    instance runs its commands through this module, so this module stays below it.
+    """
+
+    @property
+    def binary(self) -> Path: ...
+
+    @property
+    def work(self) -> Path: ...
+
+    @property
+    def cleanups(self) -> list[Callable[[], str | None]]: ...
+
+    @property
+    def recorder(self) -> _Transcript: ...
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]: ...
+
+
 def start_in(
-    instance: Instance,
+    instance: Host,
     argv: Sequence[str | os.PathLike[str]],
     *,
     env: Mapping[str, str] | None = None,
@@ -540,7 +568,7 @@ def start_in(
 
 
 def start_contenox(
-    instance: Instance,
+    instance: Host,
     *args: str | os.PathLike[str],
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,

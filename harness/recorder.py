@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import json
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,29 +34,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .demand import Demand
+from .dialog import turn_line
+from .quiet import is_quiet, quiet
 from .redact import Redactor
 from .result import Result, notices
 
 if TYPE_CHECKING:
-    from .acp import PromptTurn
     from .dialog import Script
 
 __all__ = ["Recorder", "quiet", "recorded_probe"]
 
-_quiet_depth = 0
-
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@contextmanager
-def quiet() -> Iterator[None]:
-    """Record nothing inside: a poll's repeated commands are noise, and their count varies."""
-    global _quiet_depth
-    _quiet_depth += 1
-    try:
-        yield
-    finally:
-        _quiet_depth -= 1
 
 
 def _shell(argv: Sequence[str], binary: str) -> str:
@@ -112,22 +99,6 @@ def _redact_all(value: object, redactor: Redactor) -> object:
     return value
 
 
-def _turn(turn: object) -> str:
-    """One turn on one line: its text, then each tool call as ``name {args}``."""
-    data = turn.to_json()  # type: ignore[attr-defined]
-    parts = []
-    if "thinking" in data:
-        parts.append(f"(thinking) {data['thinking']}")
-    if "text" in data:
-        parts.append(str(data["text"]))
-    for call in data.get("tool_calls", ()):
-        args = call.get("arguments")
-        shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        parts.append(f"-> {call['name']} {shown}" if args is not None else f"-> {call['name']}")
-    line = " | ".join(parts)
-    return line + " (optional)" if getattr(turn, "optional", False) else line
-
-
 # beam's status bar gains its token counter (``0/131072 (0%)``) once the backend reports
 # the model's context, a moment after the first reply or not before the screen is read:
 # two clean runs drew the same screen with and without it. Screens are recorded without
@@ -173,7 +144,7 @@ class Recorder:
 
     @property
     def recording(self) -> bool:
-        return _quiet_depth == 0 and self._probing == 0
+        return not is_quiet() and self._probing == 0
 
     def name(self, value: str, placeholder: str) -> None:
         """Show ``value`` as ``placeholder`` everywhere in the transcript (e.g. ``"[ASK]"``)."""
@@ -224,7 +195,7 @@ class Recorder:
             n += 1
             key = f"{backend}-{n}"
         self.dialogs.append(_Dialog(backend, str(path), script, key))
-        self.entries.append({"dialog": backend, "turns": [_turn(t) for t in script.turns]})
+        self.entries.append({"dialog": backend, "turns": [turn_line(t) for t in script.turns]})
 
     def started(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
         """A background process started (with the environment the case gave it)."""
@@ -280,49 +251,9 @@ class Recorder:
                 lines.append(line)
         return "\n".join(lines)
 
-    def acp_turn(self, turn: PromptTurn) -> None:
-        """One ACP prompt, summarised for a reader."""
-        entry: dict[str, object] = {"acp_prompt": turn.prompt}
-        if turn.error is not None:
-            entry["error"] = dict(turn.error)
-        else:
-            entry["stop_reason"] = turn.stop_reason
-        if turn.text:
-            entry["agent"] = turn.text
-        calls = [
-            {"title": str(c.get("title", "")), "status": str(c.get("status", ""))}
-            for c in turn.tool_calls.values()
-        ]
-        if calls:
-            entry["tool_calls"] = calls
-        requests: list[dict[str, object]] = []
-        asks = iter(turn.permission_requests)
-        for request in turn.requests:
-            item: dict[str, object] = {"method": request.method}
-            params = request.params
-            if request.method == "session/request_permission":
-                ask = next(asks, None)
-                item["title"] = str((params.get("toolCall") or {}).get("title", ""))
-                item["ruling"] = ask.ruling if ask is not None else "unanswered"
-            else:
-                if "path" in params:
-                    item["path"] = str(params["path"])
-                if request.method == "terminal/create":
-                    item["command"] = shlex.join(
-                        [str(params.get("command")), *map(str, params.get("args") or [])]
-                    )
-                if request.answer is None:
-                    item["answer"] = "none"
-                elif request.refused:
-                    item["answer"] = "error: " + str(
-                        (request.answer.get("error") or {}).get("message", "")
-                    )
-            if request.method.startswith("terminal/") and request.method != "terminal/create":
-                continue  # output/wait/release follow every create: noise for a reader
-            requests.append(item)
-        if requests:
-            entry["requests"] = requests
-        self.entries.append(entry)
+    def acp_turn(self, summary: Mapping[str, object]) -> None:
+        """One ACP prompt, as :meth:`harness.acp.PromptTurn.summary` puts it for a reader."""
+        self.entries.append(dict(summary))
 
     def acp_schema(self, violation: str) -> None:
         """A message the agent sent broke the ACP schema (the case fails on it)."""
@@ -386,7 +317,7 @@ class Recorder:
     @contextmanager
     def probing(self) -> Iterator[bool]:
         """Inside a probe: its commands are not recorded; yields True for the outermost one."""
-        outer = self._probing == 0 and _quiet_depth == 0
+        outer = self._probing == 0 and not is_quiet()
         self._probing += 1
         try:
             yield outer

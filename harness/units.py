@@ -15,7 +15,7 @@ whitespace, but not words: a paraphrase matches nothing. A quote may elide
 with ``…`` or ``...``; each piece must then be found on the page.
 
 The CLI reference is cut into sections (``reference/contenox-cli.md#<slug>``)
-the way :func:`harness.ledger.cli_sections` names them; its units before the
+the way :func:`harness.tools.ledger.cli_sections` names them; its units before the
 first section and under ``## Subcommands`` belong to the page itself.
 """
 

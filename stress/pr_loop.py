@@ -14,7 +14,7 @@ maintainer would rely on:
 
 1. the run fails, and every test that failed left pending files
    (``<snapshot>.new``) and failed for its transcript alone;
-2. ``python -m harness.review --markdown`` groups every pending file into ONE
+2. ``python -m harness.tools.review --markdown`` groups every pending file into ONE
    change, shown once with how many transcripts and which tests;
 3. ``--accept-all`` moves every pending file over its snapshot and leaves none;
 4. the same tests run again against the mutant are green, and every rewritten
@@ -38,7 +38,7 @@ from common import ROOT, pytest_run
 
 from harness import run
 from harness.pending import find_pending, group
-from harness.review import stale
+from harness.tools.review import stale
 
 MUTANT = "run_waiting_notice_reworded"
 FILES = ("cases/test_run.py", "cases/test_run_page.py", "cases/test_approvals.py")
@@ -51,7 +51,7 @@ IGNORED = shutil.ignore_patterns(
 
 def build() -> str:
     """The mutant binary's path (built once per machine, cached like every mutant)."""
-    argv = [sys.executable, "-m", "harness.mutants", "--build-only", MUTANT]
+    argv = [sys.executable, "-m", "harness.tools.mutants", "--build-only", MUTANT]
     result = run(argv, cwd=ROOT, env=os.environ, timeout=1800)
     result.assert_success()
     for line in result.stdout.splitlines():
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
         groups = group(live)
         summary = copy / "review.md"
-        review = [sys.executable, "-m", "harness.review", "--root", str(copy)]
+        review = [sys.executable, "-m", "harness.tools.review", "--root", str(copy)]
         listed = run([*review, "--markdown", str(summary)], cwd=copy, env=env, timeout=120)
         listed.assert_success()
         print(f"2. review: {len(groups)} change(s)\n{summary.read_text(encoding='utf-8')}")

@@ -1,4 +1,4 @@
-"""The defect report (python -m harness.defects): its rows, and DEFECTS.md kept in sync."""
+"""The defect report (python -m harness.tools.defects): its rows, and DEFECTS.md kept in sync."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from harness.catalog import quarantines
-from harness.defects import REGENERATE, main, markdown
+from harness.tools.defects import REGENERATE, main, markdown
 
 REPO = Path(__file__).resolve().parents[1]
 

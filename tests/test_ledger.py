@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.catalog import all_case_names, quarantined_case_names
-from harness.ledger import (
+from harness.tools.ledger import (
     UNREAD_FILE,
     LedgerError,
     account,

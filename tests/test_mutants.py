@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.mutants import (
+from harness.tools.mutants import (
     CRASH,
     FLAKY,
     KILLED,
@@ -452,7 +452,7 @@ def test_the_runner_module_runs_as_a_script_and_explains_a_bad_name() -> None:
     import subprocess
 
     done = subprocess.run(
-        [sys.executable, "-m", "harness.mutants", "no_such_mutant", "--build-only"],
+        [sys.executable, "-m", "harness.tools.mutants", "no_such_mutant", "--build-only"],
         cwd=REPO,
         capture_output=True,
         text=True,

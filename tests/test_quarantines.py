@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.catalog import Quarantine, quarantines
-from harness.defects import check_doc_line, docs_dir, problems
+from harness.tools.defects import check_doc_line, docs_dir, problems
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "cases"

@@ -3,7 +3,7 @@
 The end-to-end half runs pytest in a subprocess against the fake contenox
 (tests/fakes) behind a launcher that can reword one notice, the way a product
 change would; the rest builds pending files by hand and drives
-``harness.review`` on them.
+``harness.tools.review`` on them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.pending import find_pending, group, hunks, pending_path, summary_lines
-from harness.review import main
+from harness.tools.review import main
 
 FAKE = Path(__file__).parent / "fakes" / "fake_contenox.py"
 
@@ -110,7 +110,7 @@ def test_a_reworded_notice_leaves_one_pending_file_per_transcript_and_no_snapsho
             "    in test_area::test_run_a_lands, test_area::test_run_b_lands, "
             "test_area::test_run_c_lands",
             "review them (each change once): tox -e review; accept them all: "
-            "python -m harness.review --accept *",
+            "python -m harness.tools.review --accept *",
         ]
     )
     assert out.count("= pending transcripts =") == 1
@@ -150,7 +150,7 @@ def test_a_run_that_passes_again_removes_its_stale_pending_files(
 
 
 # ---------------------------------------------------------------------------
-# harness.review on pending files made by hand.
+# harness.tools.review on pending files made by hand.
 
 MODULE = "def test_one(): pass\ndef test_two(): pass\ndef test_three(): pass\n"
 

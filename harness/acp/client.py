@@ -368,7 +368,7 @@ class PendingPrompt:
         self.client.wire.listen(self.client.linger)
         self._turn = self.so_far(response)
         if self.client.recorder is not None:
-            self.client.recorder.acp_turn(self._turn)
+            self.client.recorder.acp_turn(self._turn.summary())
         return self._turn
 
 

@@ -225,6 +225,53 @@ class PromptTurn:
             for r in self.requests_of("terminal/create")
         ]
 
+    def summary(self) -> dict[str, object]:
+        """This prompt as its transcript entry shows it to a reader (``Recorder.acp_turn``):
+        stop reason, agent text, tool calls with their final status, the agent's requests
+        with the client's answers and the rulings."""
+        turn = self
+        entry: dict[str, object] = {"acp_prompt": turn.prompt}
+        if turn.error is not None:
+            entry["error"] = dict(turn.error)
+        else:
+            entry["stop_reason"] = turn.stop_reason
+        if turn.text:
+            entry["agent"] = turn.text
+        calls = [
+            {"title": str(c.get("title", "")), "status": str(c.get("status", ""))}
+            for c in turn.tool_calls.values()
+        ]
+        if calls:
+            entry["tool_calls"] = calls
+        requests: list[dict[str, object]] = []
+        asks = iter(turn.permission_requests)
+        for request in turn.requests:
+            item: dict[str, object] = {"method": request.method}
+            params = request.params
+            if request.method == "session/request_permission":
+                ask = next(asks, None)
+                item["title"] = str((params.get("toolCall") or {}).get("title", ""))
+                item["ruling"] = ask.ruling if ask is not None else "unanswered"
+            else:
+                if "path" in params:
+                    item["path"] = str(params["path"])
+                if request.method == "terminal/create":
+                    item["command"] = shlex.join(
+                        [str(params.get("command")), *map(str, params.get("args") or [])]
+                    )
+                if request.answer is None:
+                    item["answer"] = "none"
+                elif request.refused:
+                    item["answer"] = "error: " + str(
+                        (request.answer.get("error") or {}).get("message", "")
+                    )
+            if request.method.startswith("terminal/") and request.method != "terminal/create":
+                continue  # output/wait/release follow every create: noise for a reader
+            requests.append(item)
+        if requests:
+            entry["requests"] = requests
+        return entry
+
     def describe(self) -> str:
         """The prompt, the stop reason and every message, for a failure message."""
         lines = [f"prompt {self.prompt!r} -> stop reason {self.stop_reason!r}"]

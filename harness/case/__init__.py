@@ -17,25 +17,17 @@
 
 Any module-level ``Case`` (or list of them, for variants) in ``cases/`` is
 collected as a pytest item named after it. The package has three layers:
-``steps`` (the closed set of step types and what they expect), ``model``
-(the Case dataclass and its build-time checks) and ``runner`` (running one
-against an instance).
+``steps`` (the closed set of step types by family, on ``action``: the step
+base, captures and expectations, and ``run``: the run in progress they act
+on), ``model`` (the Case dataclass and its build-time checks) and ``runner``
+(running one against an instance).
 """
 
 from .model import DEFECT_PREFIX, Case, Defect, defect
-from .runner import Run, Transcript, check_demand, run_case, served_in_state, transcript_head
-from .servers import (
-    SERVER_KINDS,
-    Received,
-    Serve,
-    header_values,
-    mcp_arguments,
-    model_saw,
-    open_envelope_step,
-    received,
-    serve,
-)
+from .run import Run
+from .runner import Transcript, check_demand, run_case, served_in_state, transcript_head
 from .steps import (
+    SERVER_KINDS,
     AcpTurn,
     Action,
     AwaitAsk,
@@ -52,9 +44,11 @@ from .steps import (
     Predicate,
     Probe,
     Prompt,
+    Received,
     Remove,
     Respond,
     Screen,
+    Serve,
     Signal,
     Step,
     Wait,
@@ -66,16 +60,22 @@ from .steps import (
     edit,
     edit_dialog,
     group,
+    header_values,
     json_path,
     keys,
     link,
+    mcp_arguments,
+    model_saw,
+    open_envelope_step,
     output_of,
     probe,
     prompt,
+    received,
     remove,
     respond,
     satisfies,
     screen,
+    serve,
     signal,
     step,
     wait,

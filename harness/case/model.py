@@ -227,7 +227,7 @@ class Case:
     provider: str | Provider | None = None
 
     def __post_init__(self) -> None:
-        check_case(self, CaseError)
+        check_case(self, CaseError, Defect)
         self._check_provider()
         if not isinstance(self.name, str) or not _slug(self.name):
             raise CaseError(f"a Case needs a name that states the promise, got {self.name!r}")

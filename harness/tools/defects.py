@@ -1,6 +1,6 @@
 """The defect report: every quarantine in ``cases/``, as the list a contenox maintainer files from.
 
-``python -m harness.defects -o DEFECTS.md`` writes it (Markdown; ``--json``
+``python -m harness.tools.defects -o DEFECTS.md`` writes it (Markdown; ``--json``
 for the same rows as JSON). Each confirmed defect and each docs-disagree
 finding gives its title, the doc line(s) it rests on, the reproduction,
 promised vs observed, and the case that turns green when it is fixed. The
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .case import Defect
-from .case.model import DOC_LINE, HELP_LINE, doc_lines
-from .catalog import Quarantine, quarantines
+from ..case import Defect
+from ..case.model import DOC_LINE, HELP_LINE, doc_lines
+from ..catalog import Quarantine, quarantines
 
 __all__ = [
     "REFERENCE_PAGES",
@@ -35,7 +35,7 @@ __all__ = [
     "rows",
 ]
 
-REGENERATE = "python -m harness.defects -o DEFECTS.md"
+REGENERATE = "python -m harness.tools.defects -o DEFECTS.md"
 # The contract: where two pages disagree, these say what the binary owes.
 REFERENCE_PAGES = (
     "reference/contenox-cli.md",
@@ -213,7 +213,7 @@ def markdown(found: Sequence[Quarantine]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.defects", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m harness.tools.defects", description=__doc__)
     parser.add_argument("--cases", default="cases", help="the cases directory (default: cases)")
     parser.add_argument("--json", action="store_true", help="write the rows as JSON")
     parser.add_argument("-o", "--output", help="write to this file instead of stdout")

@@ -1,4 +1,4 @@
-"""Review pending transcripts, one decision per change: ``python -m harness.review``.
+"""Review pending transcripts, one decision per change: ``python -m harness.tools.review``.
 
 Every ``<snapshot>.new`` a run left (see :mod:`harness.pending`) is read and
 grouped by identical change; each group is shown once, with the hunk, how
@@ -6,10 +6,10 @@ many transcripts and which tests. Accepting moves the pending file over its
 snapshot; rejecting deletes it. Pending files gone stale (their snapshot
 equals them already, or their test no longer exists) are reported and removed.
 
-    python -m harness.review                   # in a terminal: asks per group
-    python -m harness.review --accept 3f9a1c   # a group by id (or number), or a test
-    python -m harness.review --accept-all      # or --reject-all
-    python -m harness.review --markdown x.md   # the summary for a PR comment
+    python -m harness.tools.review                   # in a terminal: asks per group
+    python -m harness.tools.review --accept 3f9a1c   # a group by id (or number), or a test
+    python -m harness.tools.review --accept-all      # or --reject-all
+    python -m harness.tools.review --markdown x.md   # the summary for a PR comment
 
 Without a terminal and without a decision it only lists the groups.
 """
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .catalog import _load, cases_in
-from .pending import Group, Pending, find_pending, group, hunk_lines, summary_lines
+from ..catalog import _load, cases_in
+from ..pending import Group, Pending, find_pending, group, hunk_lines, summary_lines
 
 __all__ = ["Review", "main", "markdown", "stale"]
 
@@ -93,9 +93,13 @@ def markdown(groups: Sequence[Group], root: Path) -> str:
             "",
         ]
     ids = " ".join(g.id for g in groups)
-    every = "" if len(groups) == 1 else f"; all of them: `python -m harness.review --accept {ids}`"
+    every = (
+        ""
+        if len(groups) == 1
+        else f"; all of them: `python -m harness.tools.review --accept {ids}`"
+    )
     out += [
-        f"Accept a change: `python -m harness.review --accept {groups[0].id}`{every}; "
+        f"Accept a change: `python -m harness.tools.review --accept {groups[0].id}`{every}; "
         "reject one: `--reject ID`. Then commit the rewritten snapshots.",
         "",
     ]
@@ -194,7 +198,7 @@ def main(
     out = sys.stdout if out is None else out
     stdin = sys.stdin if stdin is None else stdin
     parser = argparse.ArgumentParser(
-        prog="python -m harness.review",
+        prog="python -m harness.tools.review",
         description="Review pending transcripts (<snapshot>.new), one decision per change.",
     )
     parser.add_argument(
@@ -244,7 +248,7 @@ def main(
             if selected is None:
                 ids = ", ".join(f"{g.id} (change {g.number})" for g in groups)
                 print(
-                    f"harness.review: {wanted!r} names no change and no pending transcript; "
+                    f"harness.tools.review: {wanted!r} names no change and no pending transcript; "
                     f"the changes are {ids}, or name a test as module::test",
                     file=sys.stderr,
                 )

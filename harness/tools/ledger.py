@@ -32,7 +32,7 @@ the line it repeats (``line 42``, or ``guide/x.md:42`` on another page), an
 
 The page, not the rows, is the unit: :mod:`harness.units` cuts each page into
 sentences, list items, table rows and code blocks, and every unit must be
-quoted by a doc-line cell or a not-a-promise row. ``python -m harness.ledger``
+quoted by a doc-line cell or a not-a-promise row. ``python -m harness.tools.ledger``
 prints one line of figures per page; ``--check`` also lists every row naming a
 case that does not exist, every e2e test no row names, and, on every page that
 is read (not in ``cases/promises/UNREAD.txt``, not excepted), every unit
@@ -48,7 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .units import CLI_PAGE, Page, find_docs, first_words, load_pages, normalize, quotes_in, slug
+from ..units import CLI_PAGE, Page, find_docs, first_words, load_pages, normalize, quotes_in, slug
 
 __all__ = [
     "CLI_PAGE",
@@ -549,7 +549,7 @@ def summary_line(ledger: Ledger, accounting: Accounting | None = None) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print one line of figures per page; with ``--check``, also every problem."""
     parser = argparse.ArgumentParser(
-        prog="python -m harness.ledger",
+        prog="python -m harness.tools.ledger",
         description="One line of figures per documented page (CLI reference: per section).",
     )
     parser.add_argument("--promises", type=Path, default=Path("cases/promises"))
@@ -598,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
         print(summary_line(ledger, acc) + mark)
     if not args.check:
         return 0
-    from .catalog import all_case_names, quarantined_case_names
+    from ..catalog import all_case_names, quarantined_case_names
 
     problems = check(ledgers, all_case_names(args.cases), quarantined_case_names(args.cases))
     if pages is None:

@@ -25,9 +25,9 @@ dir by the digest of its diff. The module tree is never copied: the patched
 files are handed to ``go build -overlay``, which compiles them in place of the
 read-only originals, so a mutant costs one package recompile and a link::
 
-    python -m harness.mutants                    # the whole catalog
-    python -m harness.mutants scripted_cursor_per_call run_exit_zero_on_stuck
-    python -m harness.mutants --splits 3 --group 2 --markdown mutants/REPORT.md
+    python -m harness.tools.mutants                    # the whole catalog
+    python -m harness.tools.mutants scripted_cursor_per_call run_exit_zero_on_stuck
+    python -m harness.tools.mutants --splits 3 --group 2 --markdown mutants/REPORT.md
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from .binary import CONTENOX_MODULE, CONTENOX_VERSION, BinaryError, cache_dir, resolve_binary
+from ..binary import CONTENOX_MODULE, CONTENOX_VERSION, BinaryError, resolve_binary
+from ..cache import cache_dir
 
 __all__ = [
     "Hunk",
@@ -75,7 +76,7 @@ def _repo() -> Path:
     here = Path.cwd()
     if (here / "mutants").is_dir() and (here / "cases").is_dir():
         return here
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 REPO = _repo()
@@ -758,7 +759,7 @@ def machine() -> str:
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m harness.mutants",
+        prog="python -m harness.tools.mutants",
         description="Build contenox source mutants and run the suite against each.",
     )
     parser.add_argument("names", nargs="*", help="mutants to run (default: the whole catalog)")

@@ -1,4 +1,4 @@
-"""Servers a Case points contenox at: started by a step, read back by a probe.
+"""Servers: what a Case points contenox at, started by a step, read back by a probe.
 
 ::
 
@@ -42,12 +42,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
-from .steps import _NOTHING, Action, CaseError, Edit, Probe, _builds, edit, probe, unmet
+from ..action import Action, CaseError, _builds
+from .files import Edit, edit
+from .probes import _NOTHING, Probe, probe, unmet
 
 if TYPE_CHECKING:
-    from ..instance import Instance
-    from ..servers import HttpService, McpRecord
-    from .runner import Run
+    from ...instance import Instance
+    from ...servers import HttpService, McpRecord
+    from ..run import Run
 
 __all__ = [
     "SERVER_KINDS",
@@ -106,7 +108,7 @@ class Serve(Action):
         return self.name
 
     def execute(self, run: Run) -> None:
-        from ..servers import McpRecord, serve_http, serve_mcp, stdio_command
+        from ...servers import McpRecord, serve_http, serve_mcp, stdio_command
 
         instance = run.instance
         record = instance.tmp / f"{self.name}.jsonl"
@@ -205,7 +207,7 @@ def header_values(header: str) -> Callable[[McpRecord | HttpService], list[str]]
     name = header.lower()
 
     def read(server: McpRecord | HttpService) -> list[str]:
-        from ..servers import HttpService
+        from ...servers import HttpService
 
         if isinstance(server, HttpService):
             headers: list[Mapping[str, str]] = [r.headers for r in server.requests()]
@@ -223,7 +225,7 @@ def model_saw(text: str, seen: bool = True) -> Probe:
     """Whether the model was sent ``text`` (its whole captured state, ``state show --raw``)."""
 
     def read(instance: Instance) -> bool:
-        from ..servers.wiring import model_view
+        from ...servers.wiring import model_view
 
         return text in model_view(instance)
 
@@ -237,6 +239,6 @@ def open_envelope_step() -> Edit:
     A connected tool falls to ``default_action``; under this envelope a ``run``
     reaches it without an approval nobody answers.
     """
-    from ..servers.wiring import OPEN_ENVELOPE_TOML
+    from ...servers.wiring import OPEN_ENVELOPE_TOML
 
     return edit("agents.toml", append=OPEN_ENVELOPE_TOML, under="contenox")
