@@ -258,6 +258,20 @@ KEYLESS_OPENAI_REFUSED = Defect(
         "a --type openai backend at a custom URL without --api-key-env cannot chat: "
         "'backend credentials are missing'"
     ),
+    second_reading=(
+        "2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: "
+        'docs disagree. Saw: backend add: \'Backend "local-vllm" added (openai → '
+        "http://127.0.0.1:18741/v1).' rc 0. model list: 'local-vllm (unreachable: API key not "
+        "configured)' / 'No loadable models found on any live backend.' chat: 'Cannot run until "
+        "LLM setup is ready.' … '[error] Default provider \"openai\" cannot be used because its "
+        "backend credentials are missing. Affected backend(s): local-vllm.' 'Try: export "
+        'OPENAI_API_KEY=... && contenox backend remove "local-vllm" && contenox backend add ... '
+        "--api-key-env OPENAI_A... Note: Reproduces exactly as written. But the binary's own "
+        "--help (quoted in the defect's bears_on, where it actually supports the binary) says "
+        "--type openai 'Requires --api-key-env', and the reference page config.md:164 gives openai"
+        " only with --api-key-env; per GUIDE the reference pages are the contract, so the tutorial"
+        " page openai.md:21/24 is what disagrees. The keyless self-hosted route the referen..."
+    ),
     reproduce=(
         'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
         "# an OpenAI-compatible stand-in on 127.0.0.1:P serving /v1/models and chat\n"
@@ -292,24 +306,30 @@ KEYLESS_OPENAI_REFUSED = Defect(
         'Requires --api-key-env."',
         'reference/contenox-cli.md:370 "| `--api-key-env` | Environment variable holding the '
         'API key (preferred)"',
+        'reference/config.md:164 "| `openai` | Use `--api-key-env OPENAI_API_KEY`. Base URL '
+        'inferred."',
     ),
+    docs_disagree=True,
 )
 
-A_KEYLESS_OPENAI_BACKEND_CHATS = Case(
-    name="an openai backend at a custom URL without --api-key-env chats and sends no key",
+# docs disagree: openai.md:21/24 registers a keyless openai backend; the contract
+# pages (config.md:164, and `backend add --help`) give openai only with
+# --api-key-env, and v1.0.0 refuses to chat without one, asking the endpoint nothing.
+A_KEYLESS_OPENAI_BACKEND_IS_REFUSED = Case(
+    name="an openai backend at a custom URL without --api-key-env is refused for its key",
     provider=Provider("openai", key=False),
     script=Script(turns=["Hello without a key."]),
+    serves_all_turns=False,
     defect=KEYLESS_OPENAI_REFUSED,
     steps=[
-        step("chat", "say hello", stdout_has=["Hello without a key."]),
-        received(
-            "provider",
-            "authorization headers sent",
-            lambda standin: sorted(
-                {r.header("authorization") or "(none)" for r in standin.requests()}
-            ),
-            expect=["(none)"],
+        step("model", "list", stdout_has=["API key not configured"]),
+        step(
+            "chat",
+            "say hello",
+            exit_code="non-zero",
+            notices_has=["backend credentials are missing"],
         ),
+        received("provider", "requests sent", lambda standin: len(standin.requests()), expect=0),
     ],
 )
 
@@ -320,6 +340,19 @@ REMOVED_OPENAI_KEY_REACHES_VLLM = Defect(
     title=(
         "the --api-key-env key of an openai backend survives `backend remove` and is sent as "
         "Authorization: Bearer to a keyless vllm backend"
+    ),
+    second_reading=(
+        "2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: "
+        "real. Saw: 'Backend \"oai\" removed.' / 'No backends registered. Run: contenox back"
+        "end add "
+        "<name> --type <type>' / chat 'hi from stand-in' exit 0. Stand-in received 'GET /v1/models"
+        " Authorization= Bearer sk-secret' and 'POST /v1/chat/completions Authorization= Bearer "
+        "sk-secret'. grep -c sk-secret ~/.contenox/local.db = 1 after removal. Control (never had "
+        "oai): both requests carried no Authorization header. Note: Reproduces as written; the "
+        "control shows the header comes only from the removed openai backend's key, whose literal "
+        "value (not the variable name) stays in local.db and is sent to a different, keyless vllm "
+        "backend with the variable unset. No page says this is intended. I did not check the "
+        "'openai backend still registered' variant in observed."
     ),
     reproduce=(
         'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
@@ -415,6 +448,19 @@ VERTEX_KEY_READ_AT_REQUEST_TIME = Defect(
         "a vertex-google backend's --api-key-env service-account JSON is kept at `backend add`, "
         "not read from the variable at request time"
     ),
+    second_reading=(
+        "2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: "
+        "real. Saw: chat printed 'hello from vertex stand-in', exit 0, with VERTEX_SA_JSON unset "
+        "(env|grep -c VERTEX = 0). Stand-in got: POST /token (grant_type jwt-bearer, assertion iss"
+        " e2e@e2e-project…, aud http://127.0.0.1:18744/token), GET "
+        "/v1beta1/publishers/google/models?pageSize=100 with 'Bearer ya29.standin', POST /token "
+        "again, POST /v1/projects/e2e-project/locations/global/publishers/google/models/M:streamGe"
+        "nerateContent?alt=sse with 'Bearer ya29.standin'. openssl dgst -verify: 'Verified OK' "
+        "(signed wit... Note: Reproduces as written. A second page (guide/sovereignty.md:17) makes"
+        " the same promise; none says the value is captured at add time. Nit: one could read "
+        "'config file' as excluding local.db, but 'read at request time' is plainly contradicted "
+        "by the run with the variable unset."
+    ),
     reproduce=(
         'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
         "# a Vertex stand-in on 127.0.0.1:P: POST /token mints an access token, GET "
@@ -495,6 +541,20 @@ BEDROCK_PINNED_KEY = Case(
 UNLISTED_BEDROCK_MODEL_REFUSED = Defect(
     title=(
         "a bedrock default-model that ListFoundationModels does not list is refused before any call"
+    ),
+    second_reading=(
+        "2026-12-02, a second reader with only this text and the docs, in a fresh scratch home: "
+        "real. Saw: unlisted id: 'Cannot run until LLM setup is ready.' '[error] Default model "
+        '"us.anthropic.claude-e2e-unlisted-v2:0" is not currently available for provider '
+        "\"bedrock\". Available chat models: anthropic.claude-e2e-v1:0.' 'Try: contenox config set "
+        "default-model \"anthropic.claude-e2e-v1:0\"' 'Error: LLM setup is not ready' exit 1; "
+        "stand-in got only GET /foundation-models and GET /inference-profiles?type=SYSTEM_DEFINED,"
+        " no converse. Control (listed id): 'hello from bedrock stand-in' exit 0, stand-in ... "
+        "Note: Reproduces as written. Environment caveat: this machine exports AWS_CA_BUNDLE; with"
+        " it set, every bedrock call failed first with 'bedrock: unable to add custom RootCAs "
+        "HTTPClient, has no WithTransportOptions, *http.Client' (listed id too), so I ran with "
+        "AWS_CA_BUNDLE unset — the defect text does not mention it (maybe a separate issue worth "
+        "noting). No page says a Bedrock default-model must be l..."
     ),
     reproduce=(
         'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
