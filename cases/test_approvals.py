@@ -167,6 +167,21 @@ A_QUESTION_WAITS_AND_THE_UNIT_RECEIVES_THE_ANSWER = Case(
         title=(
             "an answer after `run --timeout` ended often fails: the mission was raced to derailed"
         ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: (a) rc=1 'did not finish within 3s: it is torn down'; mission show "
+            "Status: open; respond rc=0 'Verdict recorded … and the suspended run was resumed in "
+            "this process.' (b) all six timed out; mission list already showed one 'derailed' "
+            "before any answer; 5 responds rc=0, 1 rc=1: 'verdict for approval "
+            "scripted-test-0-0-df4d recorded, but resuming its suspended run failed: agentservice:"
+            " the mission behind this checkpoint already finished; the suspended run is not "
+            'resumable (mission 37182c4a… is "de... Note: Reproduces, but intermittently: 1 of 6 '
+            "in my one concurrent trial, 0 of 1 single run (the report says 9 of 12). It is a "
+            "race, so the rate depends on machine load. The blocker 'instance not found' matches "
+            "the report. Side effect of the scripted backend, unrelated: a resume in a new process"
+            " starts the dialog at turn 1 again, so the resumed run of the single-run mission "
+            "raised the same local_shell..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -131,6 +131,16 @@ AT_PUTS_A_FILE_IN_FRONT_OF_THE_AGENT = Case(
     ],
     defect=Defect(
         title="`@` in beam's composer attaches no file",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: composer shows '> @notes.txt what does it say'; reply 'It says "
+            "something.'; state list: one request cli-c2ea…; --raw: every user message content is "
+            "'@notes.txt what does it say'; 'ship on thursday' occurs 0 times in the raw state "
+            "(chain-acp route and the main task inputs alike) Note: Reproduces. I didn't confirm "
+            "the report's `session show <session>` step: `contenox session list` said 'No sessions"
+            " yet' and the header name beam-ded36e99 was 'not found'. The state record is enough "
+            "to show the file content never reached the model."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -374,6 +374,17 @@ BETA_OFF_MEANS_EVENTS_IS_ABSENT = Case(
     ],
     defect=Defect(
         title="with opt-in-beta off, contenox events still runs",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: --help lists no `events` command (only the --trace flag "
+            "line mentions events); `contenox events list` prints '(no events)', exit 0; `events "
+            "--help` still prints the command's help Note: Reproduces exactly as written. But the "
+            "reference page's own `contenox events` section (contenox-cli.md:581) and "
+            "guide/events.md:16 promise only that the command is hidden (and triggers don't load),"
+            " which is what the binary does. config.md:113/contenox-cli.md:425 say 'absent'. The "
+            "reference pages contradict each other, so this is a docs finding. (Also, "
+            "contenox-cli.md:258 says `contenox agent` i..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta false`; "
             "`contenox --help` no longer lists `events`, but `contenox events list` exits 0 "

@@ -274,6 +274,16 @@ TELEMETRY_LOG = Case(
     ],
     defect=Defect(
         title="with telemetry enabled an ACP session writes nothing to telemetry.log",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: before the session there was no telemetry.log. After it: '-rw-r--r--"
+            " … 0 Dec 2 02:06 ~/.contenox/telemetry.log' and no .contenox/telemetry.log in the "
+            "workspace. The 109 operation traces (operation=chain_exec subject=chain-acp, load "
+            "acp_chain, execute prompt, …) all went to the process's stderr Note: Reproduces. The "
+            "file is created but left empty after the process exits. I grepped the docs and no "
+            "page says the traces go elsewhere. troubleshooting.md:238 also looks for the "
+            "workspace's .contenox/telemetry.log, and none was written there."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

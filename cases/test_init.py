@@ -455,6 +455,18 @@ CLI_AND_ACP_SHARE_THE_MARKERS_WORKSPACE = Case(
         title=(
             "an ACP session is filed under another workspace than the CLI's in the same project"
         ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            'home: docs disagree. Saw: marker {"id":"ed0c27a9-…"}. session workspaces: '
+            "'00000000-0000-0000-0000-000000000002 rrg acp-client 1 2' and 'ed0c27a9-… from the "
+            'cli local-user 1 0\'. After I wrote ~/.contenox/workspace.id {"id":"11111111-…"}, a '
+            "second ACP session was filed under 11111111-…. In no case was it filed under the "
+            "project marker Note: Reproduces exactly. But the same reference page at :712 says ACP"
+            " sessions default to the workspace in ~/.contenox/workspace.id, not the project "
+            "marker, and that is what the binary does when that file exists. With no home marker "
+            "it falls back to the …0002 id, which no page mentions. :317 and :712 contradict each "
+            "other, so this is a docs finding. Same defect as G7."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -232,6 +232,16 @@ def test_a_user_authored_chain_agent_fires_once_opt_in_beta_is_set(instance: Ins
 @defect(
     Defect(
         title="a user-authored chain agent fires without opt-in-beta",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: agent list: 'mine discovered chain true'; fire: 'Mission "
+            'fired at agent "mine" under envelope "run".\' ... \'Mission … finished: landed\', '
+            "'[result] mine reporting home', rc=0 Note: Reproduces exactly. The reference "
+            "contradicts itself: :258 (agent section) says opt-in-beta turns on only the event "
+            "tier and the doctor line, and that listing is ungated, which describes what the "
+            "binary does; :530 and config.md:113 say user-authored chains need the opt-in. Same "
+            "file, different section from the promise; counted as docs disagree."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

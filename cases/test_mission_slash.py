@@ -228,6 +228,19 @@ POLICY_TAKES_THE_ENVELOPE_NAME = Case(
     probes=[_envelopes_fired(satisfies(bool, "a mission fired"))],
     defect=Defect(
         title="/mission --policy refuses the envelope name the runtime resolves",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            'home: real. Saw: ACP: \'⚠️ unknown mission envelope "run" (--policy): no such policy '
+            "file on the search path. Available: hitl-policy-acp.json, …, hitl-policy-run.json, "
+            "…', stopReason end_turn, no mission. mission fire: 'Mission fired at agent \"run\" "
+            "under envelope \"run\".' … 'finished: landed', exit 0. Control: 'Mission fired "
+            "at named"
+            ' agent "run" under envelope "hitl-policy-run.json" (--policy).\' Note: Reproduces. '
+            "/mission takes only the file name (hitl-policy-run.json). mission fire resolves the "
+            "bare envelope name 'run', and so does `run --policy run` (used in G2/G4). No page "
+            "says /mission needs the file name. The bare-name refusal documented at "
+            "contenox-cli.md:304 is for a different command (the trusted-binaries --policy)."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -335,6 +348,16 @@ def _user_chain_agent(instance: Instance) -> None:
 @defect(
     Defect(
         title="/mission fires a user-authored chain agent without opt-in-beta",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            'home: docs disagree. Saw: \'Mission fired at named agent "mine" under envelope '
+            "\"hitl-policy-run.json\" (--policy).' … 'unit mine reported (result): mine reporting "
+            "home', 'unit mine landed'; mission list: 'mine hitl-policy-run.json landed' Note: "
+            "Reproduces exactly. This is the same contradiction as F1 inside the reference (:258 "
+            "against :530/:649); the report lists no bears_on, but :258 describes the opt-in as "
+            "covering only the event tier and the doctor line, which is what the binary does. Same"
+            " root as F1."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -403,6 +426,18 @@ BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
     probes=[_fired([])],
     defect=Defect(
         title="bare /mission lists no declared agent",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: agent list: 'timesheet discovered chain true'; /mission "
+            "reply: grammar, 'Default agent: (none — …)', 'Default envelope: (none — …)', "
+            "'Envelopes (--policy <name>):' + 15 hitl-policy-*.json lines; no agent named (neither"
+            " timesheet nor any other) Note: Reproduces. Text gaps: the report's reproduce "
+            "configures no backend, and session/new refuses without a default-model, so I added "
+            "the scripted backend; the tutorial's own timesheet.md (tools: read_file, write_file) "
+            "is refused by agent list ('none of this declaration's tools resolve'), so I dropped "
+            "the tools: line to get 'discovered'. Neither affects the listing. The binary matches "
+            "the reference ..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# .contenox/agents/timesheet.md: a declared agent (`contenox agent "

@@ -289,6 +289,17 @@ AN_EDITOR_SESSION_IS_FILED_UNDER_THE_PROJECT_THE_CLI_USES = Case(
     defect=Defect(
         title="an editor session opened in an initialised project is not filed under the "
         "project's workspace",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: stopReason end_turn. session list --all: 'rrg-a9f8… "
+            "acp-client 2 msgs' under 00000000-0000-0000-0000-000000000002. Repeat run: "
+            "'rrg-10c6…' under 11111111-…; 'from the cli' under the project's ed0c27a9-…. `session"
+            " list` in the workdir shows only '* from the cli (0 messages)' Note: Reproduces in "
+            "both forms the text gives (…0002 with no home marker, the home marker's id when it "
+            "exists). The acp flag table (:712) documents the home-marker default that the binary "
+            "follows, and it contradicts :317 and :138. Reference against reference on one page, "
+            "so this is a docs finding. It is the same defect as G1."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` in the workspace (it writes "
             "`.contenox/workspace.id`); a scripted-test default backend whose dialog is "

@@ -170,6 +170,19 @@ UNLISTED_SHAPES = _env_case(
     _shell_sees(*_UNLISTED, expect=_UNLISTED),
     defect=Defect(
         title="deny-secrets drops variables that match no listed credential shape",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: state --raw: FOO_PLAIN=1 and HOME=… appear in the env output; "
+            "DATABASE_URL, GITHUB_PAT, PGPASSWORD, NPM_CONFIG_AUTH do not. sandbox env: '# agent "
+            "shells … scrub mode: deny-secrets / # 36 of 40 variables pass'; FOO_PLAIN listed, the"
+            " four missing. (The run then exited 1 on an exhausted 2-turn script after the reply; "
+            "the tool result was already recorded.) Note: Reproduces. None of the four names "
+            "matches the listed shapes (PGPASSWORD has no underscore before PASSWORD), and "
+            "SANDBOX_ENV_DENY was unset. I grepped the docs and no page gives a longer deny list. "
+            "The binary strips more than the docs list. That is safe, but it is not what the docs "
+            "promise, and environment.md:9/83 use DATABASE_URL as the example of a variable a "
+            "toolchain needs. The text doesn't..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -465,6 +478,15 @@ def _acp_shell_env(instance: Instance, env: Mapping[str, str]) -> dict[str, str]
 @defect(
     Defect(
         title="over ACP the forwarded shell is not scrubbed of credentials",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: sandbox env preview: none of the four names (scrub active in "
+            "preview); terminal/create params {sessionId, command: 'env', cwd, outputByteLimit: "
+            "1048576} — no env, no wrapper; tool output contains DEPLOY_TOKEN=t, "
+            "STRIPE_SECRET_KEY=k, DB_PASSWORD=p, CONTENOX_PROBE=c Note: Reproduces. The reproduce "
+            "names four variables; I saw all four printed. The report's 'seven' I can't check from"
+            " the text, since it names only four."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -509,6 +531,13 @@ ACP_INJECTED = Case(
     ],
     defect=Defect(
         title=("over ACP an injected shell-env variable does not reach the forwarded shell"),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: session/request_permission 'local_shell.local_shell: env' "
+            "(hitl-policy-default.json rule 54) → terminal/create params {sessionId, command: "
+            "'env', cwd: <workdir>, outputByteLimit: 1048576} — no env field, no wrapper; output "
+            "has no PROBE_INJECTED; stopReason end_turn Note: Reproduces as written."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -809,6 +809,20 @@ GATED_WRITE_DIFF = Case(
     ],
     defect=Defect(
         title="a gated write's approval carries no diff",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: session/request_permission toolCall: title 'local_fs.write_file: "
+            "fresh.txt', kind edit, content [{type: content, content: {type: text, text: "
+            "'fresh.txt'}}], rawInput {content: 'diff-line-7120\\n', path: fresh.txt}, _meta "
+            "policyName hitl-policy-default.json matchedRule 47. The permission request has no "
+            "diff entry and no '+diff-line-7120' (there is no '+diff-line' anywhere in the "
+            "transcript). Only after Allow does a tool_call_update with status completed carry "
+            "{type: diff, path: …/fresh.txt, new... Note: Reproduces. The approval prompt carries "
+            "only the path and the raw arguments. An ACP diff appears only in the completed update"
+            " after approval, so it can't be reviewed before approving. A new file is the case "
+            "local.md:70 says is always established, so its 'without a diff' escape doesn't apply."
+            " I grepped the docs and no page says an ACP ask leaves the diff out."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

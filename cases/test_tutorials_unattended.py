@@ -185,6 +185,19 @@ ON_FAILURE_REPORTS = Case(
     defect=Defect(
         title="mission-agent.md's report_failure task, as on_failure, cannot execute its "
         "mission calls",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: file_notes fails: 'chat: client resolution failed: no model"
+            " matched the requirements'; report_failure runs (FinishReason:tool_calls served) and "
+            "no execute_tool_calls task follows; fire rc=1 'did not finish within 1m0s'; mission "
+            "show: Status open; the only report is '[blocker] unit ended two turns without "
+            "reporting — last said: Reporting.Reporting.' Note: Reproduces (the blocker text "
+            "repeats the scripted 'Reporting.' twice because the runtime's nudge turn drew a "
+            "second text turn). The binary does what the handler specification describes. The "
+            "tutorial's report_failure task is missing its execute_tool_calls step (and the "
+            "tool_call branch to it), so this is a finding against mission-agent.md, not the "
+            "binary."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; the mission vault chain whose work step's "
             "model no backend serves and whose `on_failure` is mission-agent.md step 4's "

@@ -139,6 +139,19 @@ THE_HOME_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
     probes=[probe("agents/README.md reached the model", _readme_read, expect=False)],
     defect=Defect(
         title="a run started in ~/.contenox serves it as its workspace",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: run 1: no ask and no refusal. stderr has 'Role:tool Content:# "
+            "Agents\\n\\nEvery `.md` file here is one agent…' and result_bytes=2491 (= README.md "
+            "size). state show --raw has the README text. Exit 1 only because my 2-turn dialog ran"
+            " out after the reply (the unattended run wants mission tools). run 2: exit 0, stdout "
+            "'read it', read_file result_bytes=25425 = size of ~/.contenox/agents.toml Note: "
+            "Reproduces. `run` started in ~/.contenox serves it as the local_fs root and sends "
+            "control-plane files to the model. I grepped the docs and no page says ~/.contenox may"
+            " be a workspace. Exit 0 needs a dialog that lands the mission (mission_report + "
+            "mission_finish + a closing text turn). With the text's 2-turn dialog the run exits 1 "
+            "after the read."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
