@@ -1,0 +1,154 @@
+"""The overview pages: what-contenox-is, concepts, sovereignty, comparison, build-requirements.
+
+These pages are mostly explanation, but the sentences that state what the
+product does are promises like any other. Most are asserted by the area files
+(their ledgers link them); the cases here are the ones no other file holds:
+the envelope what-contenox-is.md opens with, run verbatim, and the build
+claim of development/build-requirements.md read from the binary itself.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from harness import (
+    Binary,
+    Case,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    await_ask,
+    background,
+    mission_finish,
+    probe,
+    probes,
+    respond,
+    satisfies,
+    wait,
+)
+
+TASK = "do the task"
+
+# --------------------------------------------------------------- what-contenox-is.md:13-26
+
+# The page's envelope, verbatim: credentials denied, three shell prefixes
+# allowed, everything else approve ("stops and asks").
+PAGE_ENVELOPE = """\
+{
+  "default_action": "approve",
+  "rules": [
+    { "tools": "local_fs", "tool": "*", "action": "deny",
+      "when": [{ "key": "path", "op": "glob",
+                 "value": "**/{.ssh,.aws,.kube}/**" }] },
+
+    { "tools": "local_shell", "tool": "local_shell", "action": "allow",
+      "when": [{ "key": "command", "op": "command_prefix_allowlist",
+                 "value": "go test,go build,git status" }] }
+  ]
+}
+"""
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY----- page-canary\n"
+
+
+def _tool_results(instance: Instance) -> list[str]:
+    """Every tool result the run recorded, in order, as the model was sent it."""
+    units = probes.captured_units(instance, probes.the_captured_run(instance))
+    seen: list[str] = []
+    for unit in units:
+        for message in (*unit.input_messages, *unit.output_messages):
+            if message.role == "tool" and message.content not in seen:
+                seen.append(message.content)
+    return seen
+
+
+def _page_envelope_verdicts(results: list[str]) -> bool:
+    """The key read refused with its text withheld; `git status` ran; the write refused."""
+    if len(results) < 3:
+        return False
+    key, shell, write = results[0], results[1], results[2]
+    return (
+        "denied" in key.lower()
+        and "page-canary" not in key
+        and "not a git repository" in shell
+        and "denied" in write.lower()
+    )
+
+
+# The page's claims, in its order: the key read refused outright (no ask), the
+# allowlisted `git status` runs without asking (its own output comes back: the
+# work dir is no repository), the write no rule names stops on an ask, which a
+# person denies; the mission tools are the runtime's own and the finish lands.
+WHAT_CONTENOX_IS_ENVELOPE = Case(
+    name="the envelope what contenox is opens with denies secrets runs its three commands "
+    "and asks about everything else",
+    script=Script(
+        turns=[
+            Turn(text="Reading.", tool_calls=[ToolCall("read_file", {"path": ".ssh/id_ed25519"})]),
+            Turn(
+                text="Checking.",
+                tool_calls=[ToolCall("local_shell", {"command": "git", "args": ["status"]})],
+            ),
+            Turn(
+                text="Writing.",
+                tool_calls=[ToolCall("write_file", {"path": "out.txt", "content": "x\n"})],
+            ),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        ]
+    ),
+    files={".ssh/id_ed25519": KEY},
+    home_files={"hitl-policy-page.json": PAGE_ENVELOPE},
+    steps=[
+        background("run", "run", "--policy", "hitl-policy-page.json", "--timeout", "90s", TASK),
+        await_ask("write", tool="local_fs.write_file", kind="permission", timeout=60),
+        respond("write", "deny"),
+        wait("run", timeout=120),
+        probe(
+            "tool results",
+            _tool_results,
+            expect=satisfies(
+                _page_envelope_verdicts,
+                "the key read denied with its text withheld, `git status` run, the write denied",
+            ),
+        ),
+    ],
+)
+
+# ------------------------------------------------------- development/build-requirements.md:21
+
+_PT_INTERP = 3
+_PT_DYNAMIC = 2
+
+
+def _segment_types(path: Path) -> set[int]:
+    """The program-header types of an ELF file (a dynamically linked one has PT_INTERP)."""
+    data = path.read_bytes()
+    assert data[:4] == b"\x7fELF", f"{path} is not an ELF executable; this case reads Linux builds"
+    is64 = data[4] == 2
+    endian = "<" if data[5] == 1 else ">"
+    if is64:
+        (phoff,) = struct.unpack_from(endian + "Q", data, 0x20)
+        phentsize, phnum = struct.unpack_from(endian + "HH", data, 0x36)
+    else:
+        (phoff,) = struct.unpack_from(endian + "I", data, 0x1C)
+        phentsize, phnum = struct.unpack_from(endian + "HH", data, 0x2A)
+    return {struct.unpack_from(endian + "I", data, phoff + i * phentsize)[0] for i in range(phnum)}
+
+
+# function: reads the binary file itself before driving it
+def test_the_cli_is_pure_go_a_static_binary_with_no_c_runtime_that_opens_its_store(
+    instance: Instance, contenox_binary: Binary
+) -> None:
+    # "Pure Go, CGO_ENABLED=0. No C toolchain needed." A cgo build links the C
+    # runtime and names an ELF interpreter; a pure-Go one is static. The store
+    # (SQLite) is what a cgo dependency would be for: it must open without one.
+    types = _segment_types(contenox_binary.path)
+    assert _PT_INTERP not in types and _PT_DYNAMIC not in types, (
+        f"{contenox_binary.path} is dynamically linked (program headers {sorted(types)}): "
+        "not a pure-Go CGO_ENABLED=0 build"
+    )
+    instance.init()
+    instance.must("session", "list")
