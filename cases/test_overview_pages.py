@@ -9,6 +9,7 @@ claim of development/build-requirements.md read from the binary itself.
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from harness import (
     probes,
     respond,
     satisfies,
+    step,
     wait,
 )
 
@@ -152,3 +154,43 @@ def test_the_cli_is_pure_go_a_static_binary_with_no_c_runtime_that_opens_its_sto
     )
     instance.init()
     instance.must("session", "list")
+
+
+# ------------------------------------------------------------------- concepts.md:151-158
+
+ONE = Script(model="m1", turns=["reply from m1"])
+TWO = Script(model="m2", turns=["reply from m2"])
+BOTH = {"one": ONE, "two": TWO}
+_END = {"branches": [{"operator": "default", "goto": "end"}]}
+
+
+def _chain(model: str) -> str:
+    """A one-task chain whose model is ``model`` (a macro) on the configured provider."""
+    task = {
+        "id": "a",
+        "handler": "chat_completion",
+        "execute_config": {"model": model, "provider": "{{var:provider}}"},
+        "transition": _END,
+    }
+    return json.dumps({"id": "fallback", "tasks": [task]})
+
+
+# The page's own example: no alt model configured, so the primary answers;
+# once one is configured, it answers instead.
+MACRO_FALLS_BACK_TO_ANOTHER_VARIABLE = Case(
+    name="a var macro falls back to another variable while the first is unset",
+    backends=BOTH,
+    files={"fb.json": _chain("{{var:alt_model|var:model}}")},
+    steps=[
+        step("chat", "--chain", "fb.json", "hi", stdout_has=["reply from m1"]),
+        step("config", "set", "default-alt-model", "m2"),
+        step("chat", "--chain", "fb.json", "hi", stdout_has=["reply from m2"]),
+    ],
+)
+
+MACRO_FALLS_BACK_TO_A_LITERAL = Case(
+    name="a var macro falls back to literal text while the variable is unset",
+    backends=BOTH,
+    files={"fb.json": _chain("{{var:alt_model|m2}}")},
+    steps=[step("chat", "--chain", "fb.json", "hi", stdout_has=["reply from m2"])],
+)
