@@ -16,6 +16,7 @@ from pathlib import Path
 from harness import (
     Binary,
     Case,
+    Defect,
     Instance,
     Script,
     ToolCall,
@@ -194,3 +195,103 @@ MACRO_FALLS_BACK_TO_A_LITERAL = Case(
     files={"fb.json": _chain("{{var:alt_model|m2}}")},
     steps=[step("chat", "--chain", "fb.json", "hi", stdout_has=["reply from m2"])],
 )
+
+
+# ------------------------------------------------------------- sovereignty.md:36-60
+
+# The page's envelope with compute and attention blocks, verbatim.
+SOVEREIGN_ENVELOPE = {
+    "default_action": "approve",
+    "rules": [],
+    "compute": {
+        "maxTurns": 40,
+        "maxToolCalls": 200,
+        "maxTokens": 2000000,
+        "modelAllowlist": ["qwen3:8b"],
+        "backendAllowlist": ["ollama"],
+        "onExhausted": "finish_stuck",
+    },
+    "attention": {"allowAgentAnswers": False},
+}
+
+
+def _with_compute(**compute: object) -> str:
+    envelope = json.loads(json.dumps(SOVEREIGN_ENVELOPE))
+    envelope["compute"].update(compute)
+    return json.dumps(envelope, indent=2) + "\n"
+
+
+# As the page writes it, `maxTurns: 40` is refused: the binary holds missions.md's
+# "only `1` is accepted", not the page's example (nor hard-parts.md's "accepts
+# any number").
+SOVEREIGN_ENVELOPE_AS_WRITTEN = Case(
+    name="the sovereignty page's envelope as written is refused by vet for its maxturns of 40",
+    init=False,
+    files={"hitl-policy-page.json": _with_compute()},
+    steps=[
+        step(
+            "vet",
+            "hitl-policy-page.json",
+            exit_code=1,
+            stdout_has=["FAIL hitl-policy-page.json", "maxTurns is 40", "only 1 has an effect"],
+        )
+    ],
+    defect=Defect(
+        title="sovereignty.md's example envelope sets compute.maxTurns 40, which vet refuses "
+        "(missions.md accepts only 1)",
+        reproduce=(
+            "in a scratch HOME and work dir, save the envelope of guide/sovereignty.md:38-52 "
+            "verbatim as hitl-policy-page.json; `contenox vet hitl-policy-page.json` exits 1: "
+            "'FAIL hitl-policy-page.json … compute: maxTurns is 40, but a mission runs at most "
+            "two prompt turns (its own, plus one runtime nudge when it reports nothing): only 1 "
+            "has an effect — it drops the nudge — and omitting the field keeps it. Remove "
+            "maxTurns or set it to 1'; with `\"maxTurns\": 1` it prints 'ok'"
+        ),
+        promised=(
+            'guide/missions.md:167 "`maxTurns` | Enforced, and only `1` is accepted | … Any other '
+            'non-zero value is refused at validation"'
+        ),
+        observed="vet exit 1, 'compute: maxTurns is 40, … only 1 has an effect …'",
+        bears_on=(
+            'guide/sovereignty.md:43 ""maxTurns": 40,"',
+            'guide/sovereignty.md:55 "`maxTurns` is enforced host-side."',
+            'development/hard-parts.md:120 "`compute.maxTurns` accepts any number and only the '
+            'value `1` has an effect."',
+            'reference/agents-config.md:161-164 "only two values mean anything … Anything larger '
+            'is already above the ceiling and is **not emitted**"',
+        ),
+        docs_disagree=True,
+    ),
+)
+
+# The control: only maxTurns changed, to the one value that has an effect.
+SOVEREIGN_ENVELOPE_VETS = Case(
+    name="the sovereignty page's envelope with maxturns 1 passes vet",
+    init=False,
+    files={"hitl-policy-page.json": _with_compute(maxTurns=1)},
+    steps=[step("vet", "hitl-policy-page.json", stdout_has=["ok   hitl-policy-page.json"])],
+)
+
+SOVEREIGN_ENVELOPE_REFUSED = [
+    Case(
+        name=f"vet fails an envelope whose compute block {what}",
+        init=False,
+        files={"hitl-policy-page.json": _with_compute(maxTurns=1, **compute)},
+        steps=[
+            step(
+                "vet",
+                "hitl-policy-page.json",
+                exit_code=1,
+                stdout_has=["FAIL hitl-policy-page.json", says],
+            )
+        ],
+    )
+    for what, compute, says in [
+        (
+            "sets on exhausted pause ask",
+            {"onExhausted": "pause_ask"},
+            "pause_ask is not implemented; use finish_stuck",
+        ),
+        ("has an unknown field", {"maxWallClock": 60}, 'unknown field "maxWallClock"'),
+    ]
+]
