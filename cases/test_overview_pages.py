@@ -295,3 +295,39 @@ SOVEREIGN_ENVELOPE_REFUSED = [
         ("has an unknown field", {"maxWallClock": 60}, 'unknown field "maxWallClock"'),
     ]
 ]
+
+
+# ----------------------------------------------------------------- concepts.md:146-147
+
+PLAIN = "You answer in one line. No macros here."
+
+# Every toolset granted, yet the instruction declares no {{tools}}: the model
+# is sent the instruction exactly as written, with no tool manifest appended.
+SYSTEM_INSTRUCTION_AS_WRITTEN = Case(
+    name="a system instruction without the tools macro is sent as written with no tool manifest",
+    script=Script(model="m1", turns=["one line"]),
+    files={
+        "plain.json": json.dumps(
+            {
+                "id": "plain",
+                "tasks": [
+                    {
+                        "id": "a",
+                        "handler": "chat_completion",
+                        "system_instruction": PLAIN,
+                        "execute_config": {
+                            "model": "{{var:model}}",
+                            "provider": "{{var:provider}}",
+                            "tools": ["*"],
+                        },
+                        "transition": _END,
+                    }
+                ],
+            }
+        )
+    },
+    steps=[
+        step("chat", "--chain", "plain.json", "hi", stdout_has=["one line"]),
+        probe("the system prompts the model was sent", probes.system_prompts, expect=[PLAIN]),
+    ],
+)
