@@ -24,6 +24,7 @@ from harness import (
     await_ask,
     background,
     mission_finish,
+    mission_report,
     probe,
     probes,
     respond,
@@ -331,3 +332,47 @@ SYSTEM_INSTRUCTION_AS_WRITTEN = Case(
         probe("the system prompts the model was sent", probes.system_prompts, expect=[PLAIN]),
     ],
 )
+
+
+# ------------------------------------------------------------------- concepts.md:27
+
+
+def _lands(summary: str) -> Script:
+    """A mission that files and lands; the closing text is asked for only sometimes."""
+    return Script(
+        turns=[
+            Turn(text="Filing.", tool_calls=[mission_report("result", summary)]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            Turn(text="Mission finished.", optional=True),
+        ]
+    )
+
+
+def _declaration(body: str) -> str:
+    return f"---\nname: checker\ndescription: Checks one thing\ntools: Read\n---\n\n{body}\n"
+
+
+def _prompts_of(instance: Instance, rid: str) -> list[str]:
+    return probes.system_prompts(instance, rid)
+
+
+# function: the declaration and the dialog are rewritten between two runs
+def test_editing_a_declaration_changes_the_prompt_of_the_next_run_with_no_build_step(
+    instance: Instance,
+) -> None:
+    # "You do not maintain it — edit the declaration and it follows."
+    instance.init()
+    decl = instance.write(".contenox/agents/checker.md", _declaration("FIRST-BODY: you check."))
+    dialog = instance.use_script(_lands("first run"))
+    run = ("run", "--policy", "run", "checker", "check it")
+    assert "finished: landed" in instance.must(*run).stderr
+    decl.write_text(_declaration("SECOND-BODY: you check again."), encoding="utf-8")
+    second_dialog = _lands("second run")
+    second_dialog.write(dialog)
+    instance.recorder.dialog("rewritten", dialog, second_dialog)
+    assert "finished: landed" in instance.must(*run).stderr
+    first, second = probes.captured_requests(instance)[-2:]
+    assert any("FIRST-BODY" in p for p in _prompts_of(instance, first))
+    after = _prompts_of(instance, second)
+    assert any("SECOND-BODY" in p for p in after), after
+    assert not any("FIRST-BODY" in p for p in after), after
