@@ -32,6 +32,7 @@ from harness import (
     step,
     wait,
 )
+from harness.case import Action
 
 TASK = "do the task"
 
@@ -376,3 +377,55 @@ def test_editing_a_declaration_changes_the_prompt_of_the_next_run_with_no_build_
     after = _prompts_of(instance, second)
     assert any("SECOND-BODY" in p for p in after), after
     assert not any("FIRST-BODY" in p for p in after), after
+
+
+# ------------------------------------------------------------- comparison.md:73-81
+
+_QUESTION = ToolCall(
+    "mission_ask_attention", {"summary": "which branch", "question": "which branch?"}
+)
+
+
+def _attention_policy(max_answers: int) -> str:
+    return json.dumps(
+        {
+            "default_action": "approve",
+            "rules": [],
+            "attention": {"allowAgentAnswers": True, "maxAgentAnswers": max_answers},
+        }
+    )
+
+
+def _agent_answer(name: str, max_answers: int, *after: Action) -> Case:
+    """A unit's question under the page's attention block with ``maxAgentAnswers``."""
+    return Case(
+        name=name,
+        script=Script(
+            turns=[
+                Turn(text="Asking.", tool_calls=[_QUESTION]),
+                Turn(tool_calls=[mission_report("result", "the unit is done")]),
+                Turn(tool_calls=[mission_finish("landed")]),
+                "Done.",
+            ]
+        ),
+        home_files={"hitl-policy-att.json": _attention_policy(max_answers)},
+        steps=[
+            step("config", "set", "opt-in-beta", "true"),
+            background("run", "run", "--policy", "hitl-policy-att.json", "--timeout", "90s", TASK),
+            await_ask("ask", kind="question", timeout=60),
+            *after,
+            wait("run", timeout=120),
+        ],
+    )
+
+
+_AS_AGENT = ("approvals", "respond", "{ask}", "--answer", "use main", "--as-agent", "planner")
+
+# The page's block as written (2): the agent's answer is taken. (`0` is not
+# tried as "no agent answers": hitl.md:272 leaves open whether it means none or
+# the default of 3, and a first agent answer under 0 is accepted.)
+ATTENTION_BOUND = _agent_answer(
+    "with the page's attention block an agent may answer the unit's question",
+    2,
+    step(*_AS_AGENT, stdout_has=['Answered as agent "planner"']),
+)
