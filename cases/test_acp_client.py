@@ -45,6 +45,17 @@ WRITE_THEN_MAYBE_CLOSE = Script(
             "session/new answers configOptions with categories 'context' and "
             "'agent', outside the ACP schema"
         ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: case error. Saw: configOptions: model→category 'model'; "
+            "hitl-policy→'_hitl_policy'; think→'thought_level'; token-limit→'context'; "
+            "agent→'agent' (so the observation itself reproduces) Note: The categories are as "
+            "reported, but the cited line does not promise what the case says. It is about the "
+            "client-side library being able to *call* session config options on other agents, not "
+            "about which category values `contenox acp` (the agent side) sends. No docs page names"
+            " ACP schema 0.12.1 / schema-v1.19.0, SessionConfigOptionCategory, or any category "
+            "values (grep for thought_level, model_con..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -60,7 +71,15 @@ WRITE_THEN_MAYBE_CLOSE = Script(
             "# validate it against agent-client-protocol 0.12.1 (schema-v1.19.0) "
             "SessionConfigOptionCategory"
         ),
-        promised='development/acp-client.md:14 "session config options"',
+        promised=(
+            'development/acp-client.md:3-4 "`libacp` implements the Agent Client Protocol '
+            '(ACP) v1 for **both roles** of the conversation:"'
+        ),
+        bears_on=(
+            'development/acp-client.md:6-9 "**Agent side** — `libacp.AgentSideConnection` '
+            "serving a `libacp.Agent`. … the production agent that ACP clients (Zed, "
+            'JetBrains, the terminal UI) drive via `contenox acp`."',
+        ),
         observed=(
             "categories 'context' and 'agent' are neither a schema value ('mode', "
             "'model', 'model_config', 'thought_level') nor an '_'-prefixed extension "

@@ -671,6 +671,18 @@ FLEET_MAX_PARALLEL_CAPS_OPEN_UNITS = Case(
     ],
     defect=Defect(
         title="fleet-max-parallel does not cap units across processes",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: '✓ fleet-max-parallel = 1 (global)'; approvals list: "
+            "'scripted-test-0-0-c1c7 permission native-echo.echo … 4b3cc297…'; B: exit 0, stdout "
+            "'lander reporting', 'Mission 1d2fc107… finished: landed' while A was still running; "
+            "mission list: '1d2fc107… run run landed' and '4b3cc297… run gated open' Note: "
+            "Reproduces as written: with the cap at 1, B is admitted and lands while A's unit is "
+            "open (mission list shows it open). The only lines that could be read for the binary "
+            'are guide/missions.md:66 and reference/contenox-cli.md:528 ("`mission fire` embeds '
+            'the fleet **in-process**"; `run --help` says the same), which suggest each command '
+            "has a fleet of its own. But no page says the cap counts only on..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `contenox config set fleet-max-parallel 1`; "
             "one `contenox run` holding an open unit (waiting on its gated echo ask); from "

@@ -804,6 +804,18 @@ CROSSED_BOUND_STUCK = _model_allowlist(
     probe("mission statuses", _statuses, expect=["stuck"]),
     defect=Defect(
         title="a unit refused by compute.model_allowlist ends derailed, not stuck",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: exit 1; 'Mission … finished: derailed — unit turn failed: … task "
+            "run-agent: chat failed: compute bound refused: modelAllowlist — this mission's "
+            "envelope permits o…'; mission show: 'Envelope: pinnedmodel', 'Status: derailed — "
+            "…compute bound refused: modelAllowlist…', one [blocker] report Note: Reproduces "
+            'exactly. The nearest counter-line is guide/missions.md:103 "A turn that **errors** … '
+            'finishes the mission `derailed`", but it is the general turn-error rule; it does not '
+            "say an allowlist refusal is an error rather than a bound, while :170/:173 name the "
+            "allowlist as an enforced bound finishing `stuck`. No page says an allowlist refusal "
+            "derails. The text did not give the envelope's oth..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; appended to ~/.contenox/agents.toml an "
             "envelope `pinnedmodel` whose `[envelopes.pinnedmodel.compute]` has "

@@ -107,6 +107,15 @@ MAX_TOKENS_FLAG_WINS = Case(
     ],
     defect=Defect(
         title="`run --max-tokens` does not reach the mission unit",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: exit 0, 'Mission … finished: landed'; the raw state of the unit's "
+            "request holds 'capped at 4321 tokens.' (9 occurrences) and never 999 Note: Reproduces"
+            " as written. No page says a global flag stops at the mission boundary. `run --help` "
+            "lists --max-tokens among its Global Flags with the same 'Overrides config "
+            "default-max-tokens when set.' I did not re-check the `chat --chain` control in the "
+            "text."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

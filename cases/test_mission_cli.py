@@ -173,6 +173,14 @@ ASKS_IS_A_VERB = Case(
     ],
     defect=Defect(
         title="`contenox mission asks` is no command",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: `mission asks` prints the mission help, 'Available Commands: fire, "
+            "list, plan, reports, show, stop', exit 0; `mission asks abc` same help; the help's "
+            "own text and Examples name 'contenox mission asks [mission-id]' Note: No page says "
+            "asks is absent; every mention promises it. The binary's own help text also promises "
+            "it."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             'contenox mission asks; echo "exit $?"\n'

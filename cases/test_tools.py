@@ -673,6 +673,22 @@ HIDE_TOOLS = _chain_case(
     model_saw("tool echo not found"),
     defect=Defect(
         title="execute_config.hide_tools suppresses nothing",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: could not reproduce from the text. Saw: with hide_tools: system message '{}' "
+            '(no manifest entry at all, native-jq included), tool result \'{"error":"tool echo not '
+            "found\"}', reply 'final reply'. Control, no hide_tools: tools [\"native-echo\"] "
+            "→ system"
+            " '{}' and 'tool echo not found' again; tools [\"*\"] → system '{\"local_fs\":[\"ed"
+            'it_file"'
+            ',"read_file","read_file_range","sed","write_file"],"local_shell":["local_shell"]}\' '
+            "and echo still 'not found' Note: I could not see what the case says it saw. Under "
+            "`contenox chat` in v1.0.0, native-echo is never in the {{tools}} manifest and `echo` "
+            "never resolves, hidden or not, so this surface cannot show hide_tools doing anything "
+            "either way. The text does not give c.json verbatim (handler names, whether "
+            "execute_tool_calls also carries hide_tools, how native-echo got onto the chat "
+            "surface). Needed: the exa..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -681,12 +697,20 @@ HIDE_TOOLS = _chain_case(
             "./dialog.json\n"
             "contenox config set default-provider scripted-test\n"
             "contenox config set default-model scripted-test\n"
-            '# c.json: a chat task with tools ["native-echo", "native-jq"] and '
-            'hide_tools ["native-echo.echo"] (also tried ["echo"]),\n'
-            "#   system_instruction '{{tools}}'; dialog: an echo call, then a reply\n"
-            "contenox chat --chain c.json hi\n"
-            "contenox state show <request> --raw\n"
-            '# the manifest lists {"native-echo":["echo"], …}; the echo call executes'
+            "# ~/.contenox/agents.toml: append [envelopes.e2e_open] "
+            'default_action = "allow"\n'
+            "# .contenox/chain-agent-allowlist.json: task 'ask' (chat_completion,\n"
+            "#   system_instruction 'Available tools (tools -> function names):\\n{{tools}}',\n"
+            '#   execute_config {model: "{{var:model}}", provider: "{{var:provider}}",\n'
+            '#   tools: ["native-echo", "native-jq"], hide_tools: ["native-echo.echo"]},\n'
+            "#   tool_call -> run, default -> end) and task 'run' (execute_tool_calls,\n"
+            '#   input_var ask, execute_config {tools: ["native-echo", "native-jq"]}, -> ask)\n'
+            "# dialog: a turn calling echo {input: hidden-echo-4410}, then 'Done.'\n"
+            "contenox mission fire allowlist go --wait --policy e2e_open --timeout 60s\n"
+            "contenox state list; contenox state show <the first request> --raw\n"
+            '# its system message lists {"native-echo":["echo"], …} and the echo call '
+            'executes (also with hide_tools ["echo"]); under `contenox chat` the chain '
+            "never reaches native-echo: the surface is the fired chain-agent"
         ),
         promised=(
             'specification/handlers.md:36 "Tools to suppress (by namespaced name) '

@@ -254,6 +254,19 @@ THE_TIMESHEET_AGENT_IS_LISTED = Case(
     defect=Defect(
         title="the recurring-work tutorial's timesheet declaration is refused: read_file and "
         "write_file resolve to nothing",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: exit 0; 'refused /tmp/…/.contenox/agents/timesheet.md: agentdecl: "
+            "none of this declaration's tools resolve to anything connected here: read_file, "
+            "write_file. contenox hosts local_fs, local_shell, webtools and git; …'; the table "
+            "lists triage, run, reviewer, researcher, chat, change, chain-acpx, chain-acp, "
+            "agent-planner, and no timesheet Note: Reproduces as written. The nearest line for the"
+            " binary is reference/agents-config.md:575-576 / guide/agents.md:101 (\"A declaration's"
+            ' `tools:` line is read through this table"). The [tools] table `init` ships maps '
+            "Read/Write/Edit/Bash… but has no bare read_file/write_file entry. Still, the same "
+            "reference page calls read_file/write_file the canonical local_fs tools and says "
+            '"Overlays merge, so na...'
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; the tutorial's `.contenox/agents/timesheet.md` "
             "(tools: read_file, write_file); `contenox agent list` lists no timesheet and "

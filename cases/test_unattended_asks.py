@@ -142,6 +142,21 @@ def test_a_trigger_firing_that_hits_a_gated_call_records_its_ask_and_suspends(
 @defect(
     Defect(
         title="`events dispatch --auto` ignores the trigger's policy",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: deny: 'Loaded 1 trigger(s): on-status → "
+            "missionservice.events.status_changed → chain-fire.json (policy "
+            "hitl-policy-denyall.json)'; 'fired on-status ← …status_changed nid=24 hop=0 "
+            "status=ok'; fired.txt exists (0 bytes); tool result "
+            '\'{"exit_code":0,…,"success":true,"command":"touch",…}\'. Allow control: the same '
+            "(nid=22, fired.txt created). vet: 'ok …/hitl-policy-denyall.json', 'ok "
+            "…/trigger-on-status.json'; approvals list: 'No pending asks.' Note: Reproduces once "
+            "the chain can run local_shell at all. Pitfalls that hid it at first: without a chain "
+            "token_limit every tool result is masked as tool_result_too_large max_bytes 0; `touch`"
+            " must be in the chain's _allowed_commands; local_shell takes {command, args}, not one"
+            " command string; chat_completion needs a prompt_template to turn the event envelope "
+            "into chat input. With all that in place, a..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "contenox config set opt-in-beta true\n"
