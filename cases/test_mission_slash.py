@@ -428,13 +428,26 @@ description: Files this week's tracked hours to the timesheet system
 You file weekly timesheets.
 """
 
-BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
-    name="bare mission lists a declared agent such as the tutorial s timesheet",
+# docs disagree: recurring-work.md:164 (and agents.md:146) say bare `/mission` lists a
+# declared agent; the contract, contenox-cli.md:640, says it prints the grammar, the
+# defaults in force and every envelope. v1.0.0 prints exactly that and names no agent.
+BARE_MISSION_LISTS_ENVELOPES_BUT_NO_DECLARED_AGENT = Case(
+    name="bare mission lists envelopes but not a declared agent like the tutorial s timesheet",
     script=LANDS,
+    serves_all_turns=False,
     files={".contenox/agents/timesheet.md": TIMESHEET},
     steps=[
         step("agent", "list", stdout_has=[re.compile(r"timesheet\s+discovered\s+chain\s+true")]),
-        prompt("/mission", text_has=["Fire a mission from this session:", "timesheet"]),
+        prompt(
+            "/mission",
+            text_has=[
+                "Fire a mission from this session:",
+                "Default agent:",
+                "Envelopes (--policy <name>):",
+                RUN_ENVELOPE,
+            ],
+            text_lacks=["timesheet"],
+        ),
     ],
     probes=[_fired([])],
     defect=Defect(
@@ -469,10 +482,16 @@ BARE_MISSION_LISTS_A_DECLARED_AGENT = Case(
         ),
         bears_on=(
             (
+                'reference/contenox-cli.md:640 "`/mission` — fires nothing. Prints the grammar, '
+                "the defaults in force, and every envelope on the policy search path with its "
+                'character"'
+            ),
+            (
                 'reference/contenox-cli.md:645 "Envelopes are discovered the way the '
                 "runtime's policy loader resolves them\""
             ),
         ),
+        docs_disagree=True,
     ),
 )
 
