@@ -488,5 +488,11 @@ CLI_AND_ACP_SHARE_THE_MARKERS_WORKSPACE = Case(
             'and every ACP session alike"'
         ),
         observed="the ACP session is not filed under the marker's workspace id",
+        bears_on=(
+            'reference/contenox-cli.md:138 "| [`contenox acp`](#contenox-acp--contenox-acpx) '
+            '| whatever the editor opened — per the protocol, the client owns the cwd |"',
+            'reference/contenox-cli.md:712 "(default: the stable workspace from '
+            '`~/.contenox/workspace.id`, same as the CLI)"',
+        ),
     ),
 )

@@ -177,10 +177,15 @@ def _failing_chain() -> str:
 
 BLOCKER = "the file_notes step failed: its model is not served; nothing was filed"
 
-ON_FAILURE_REPORTS = Case(
+# docs disagree: mission-agent.md:152 points on_failure at its report_failure task (a
+# chat_completion that goes straight to `end`); handlers.md:26/:110 and agentic-loop.md
+# say a chat_completion only emits tool calls, an execute_tool_calls task runs them.
+# v1.0.0 does as the specification says: the calls are never executed, nothing is
+# reported, and the mission stays open with the runtime's own blocker.
+ON_FAILURE_TO_THE_TUTORIAL_TASK_EXECUTES_NOTHING = Case(
     name=(
-        "mission agent a step error routed by on_failure to "
-        "the reporting task files its blocker and ends stuck"
+        "mission agent a step error routed by on_failure to the tutorial s reporting task "
+        "executes none of its mission calls and stays open"
     ),
     defect=Defect(
         title="mission-agent.md's report_failure task, as on_failure, cannot execute its "
@@ -213,6 +218,15 @@ ON_FAILURE_REPORTS = Case(
             'guide/tutorials/mission-agent.md:152 "Point `on_failure` at a task that reports"'
         ),
         observed="the mission stays open; no report of the failure is filed",
+        bears_on=(
+            'specification/handlers.md:26 "If the model calls a tool, the transition evaluates '
+            'to `"tool_call"`."',
+            'specification/handlers.md:110 "Executes the tool calls emitted by the previous '
+            '`chat_completion` task"',
+            'guide/chains/agentic-loop.md:20 "An `equals` branch on `"tool_call"` routes to '
+            'the execute task; the `default` branch routes to `end`."',
+        ),
+        docs_disagree=True,
     ),
     script=Script(
         turns=[
@@ -227,10 +241,22 @@ ON_FAILURE_REPORTS = Case(
             "File every file in inbox/ into the vault as a note",
             timeout="20s",
             exit_code="non-zero",
-            stdout_has=["finished: stuck"],
+            stdout_has=[NOT_FINISHED],
+            stdout_lacks=["finished: stuck"],
             capture={"mission": group(FIRED_AT, stream="stdout")},
         ),
-        step("mission", "reports", "{mission}", stdout_has=[BLOCKER]),
+        step(
+            "mission",
+            "list",
+            stdout_has=[re.compile(r"vaultfiler\s+hitl-policy-vault\.json\s+open")],
+        ),
+        step(
+            "mission",
+            "reports",
+            "{mission}",
+            stdout_has=["unit ended two turns without reporting"],
+            stdout_lacks=[BLOCKER],
+        ),
     ],
 )
 
