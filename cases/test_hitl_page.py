@@ -113,26 +113,36 @@ def _open_ask_ids(instance: Instance) -> list[str]:
     return [a.id for a in probes.approvals(instance)]
 
 
-def _offered_on_reconnect(instance: Instance, session: str, open_ask: str) -> list[str]:
-    """Attach a new editor to ``session``; wait for ``open_ask`` to be re-offered (and
-    denied there); return every ask the editor was offered, others as ``another ask``."""
-    # The re-presented ask is denied; a resumed turn would be served this.
-    _dialog(instance, "Left as it was.")
-    with open_acp(instance, permission="deny") as editor:
+def _reattach(
+    instance: Instance, session: str, ask_id: str, permission: str, reply: str
+) -> list[str]:
+    """Attach a new editor to ``session`` that answers what it is offered with ``permission``
+    (the resumed turn is served ``reply``); wait for ``ask_id`` to be re-offered and to leave
+    the inbox; return every ask the editor was offered."""
+    _dialog(instance, reply)
+    with open_acp(instance, permission=permission) as editor:
         _load(editor, instance, session)
         wait_until(
-            lambda: open_ask in _asked(editor),
+            lambda: ask_id in _asked(editor),
             timeout=60,
             interval=0.1,
             what="the session's open ask to be re-offered",
         )
         wait_until(
-            lambda: open_ask not in _open_ask_ids(instance),
+            lambda: ask_id not in _open_ask_ids(instance),
             timeout=60,
             interval=0.5,
-            what="the re-offered ask, denied, to leave the inbox",
+            what=f"the re-offered ask, answered {permission}, to leave the inbox",
         )
-        offered = [a if a == open_ask else "another ask" for a in _asked(editor)]
+        return _asked(editor)
+
+
+def _offered_on_reconnect(instance: Instance, session: str, open_ask: str) -> list[str]:
+    """Attach a new editor to ``session``; wait for ``open_ask`` to be re-offered (and
+    denied there); return every ask the editor was offered, others as ``another ask``."""
+    # The re-presented ask is denied; a resumed turn would be served this.
+    asked = _reattach(instance, session, open_ask, "deny", "Left as it was.")
+    offered = [a if a == open_ask else "another ask" for a in asked]
     instance.recorder.probe("asks re-offered to the reconnecting editor", (), offered)
     return offered
 
@@ -209,22 +219,7 @@ def _approved_on_reconnect(instance: Instance, session: str, ask_id: str) -> lis
     """Attach a new editor to ``session`` that approves what it is offered; wait for
     ``ask_id`` to leave the inbox; return the asks it was offered."""
     # The checkpointed turn, resumed by the verdict, is served this.
-    _dialog(instance, "Done after the verdict.")
-    with open_acp(instance, permission="allow") as editor:
-        _load(editor, instance, session)
-        wait_until(
-            lambda: ask_id in _asked(editor),
-            timeout=60,
-            interval=0.1,
-            what="the session's open ask to be re-offered",
-        )
-        wait_until(
-            lambda: ask_id not in _open_ask_ids(instance),
-            timeout=60,
-            interval=0.5,
-            what="the re-offered ask, approved, to leave the inbox",
-        )
-        return _asked(editor)
+    return _reattach(instance, session, ask_id, "allow", "Done after the verdict.")
 
 
 # function: two editors in turn on one session, the second approving
