@@ -46,15 +46,19 @@ WRITE_THEN_MAYBE_CLOSE = Script(
             "'agent', outside the ACP schema"
         ),
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: case error. Saw: configOptions: model→category 'model'; "
-            "hitl-policy→'_hitl_policy'; think→'thought_level'; token-limit→'context'; "
-            "agent→'agent' (so the observation itself reproduces) Note: The categories are as "
-            "reported, but the cited line does not promise what the case says. It is about the "
-            "client-side library being able to *call* session config options on other agents, not "
-            "about which category values `contenox acp` (the agent side) sends. No docs page names"
-            " ACP schema 0.12.1 / schema-v1.19.0, SessionConfigOptionCategory, or any category "
-            "values (grep for thought_level, model_con..."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init, scripted-test backend "
+            '(dialog {"turns":[{"text":"Done."}]}), default-provider/model '
+            "scripted-test; a small Python stdio client ran `contenox acp`: initialize -> "
+            "protocolVersion 1; session/new {cwd, mcpServers:[]} -> configOptions "
+            "categories: model=model, hitl-policy=_hitl_policy, think=thought_level, "
+            "token-limit=context, agent=agent. (initialize's _meta "
+            "contenox.workspaceConfigOptions carries the same five.) Note: Checked the "
+            "schema via the PyPI package agent-client-protocol 0.12.1 (pip download, not "
+            "installed), whose acp/schema.py is generated from refs/tags/schema-v1.19.0: "
+            "SessionConfigOption*.category = Literal mode|model|model_config|thought_level "
+            "(plus an 'other' branch). So 'context' and 'agent' are not schema values and "
+            "not '_'-prefixed, while the runtim..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
@@ -68,14 +72,21 @@ WRITE_THEN_MAYBE_CLOSE = Script(
             "<workspace>, mcpServers: []}\n"
             "# the session/new result's configOptions carry category 'context' "
             "(token-limit) and 'agent' (agent);\n"
-            "# validate it against agent-client-protocol 0.12.1 (schema-v1.19.0) "
-            "SessionConfigOptionCategory"
+            "# the ACP schema (agent-client-protocol schema-v1.19.0, the protocol v1 the "
+            "initialize answer names), SessionConfigOptionCategory: 'mode', 'model', "
+            "'model_config', 'thought_level'; \"Values beginning with `_` are reserved for "
+            "implementation-specific extensions. Unknown values that do not begin with `_` "
+            'are reserved for future ACP variants."\n'
+            "# (re-cited 2026-12-03 after the first reading's case error: the promise is "
+            "contenox-cli.md's and the editor pages' 'speaks ACP', not libacp's two roles)"
         ),
         promised=(
-            'development/acp-client.md:3-4 "`libacp` implements the Agent Client Protocol '
-            '(ACP) v1 for **both roles** of the conversation:"'
+            'reference/contenox-cli.md:698 "Run Contenox as an '
+            '[ACP](https://agentclientprotocol.com/) agent over stdio"'
         ),
         bears_on=(
+            'integrations/editors/zed.md:8 "Contenox speaks the [Agent Client Protocol]'
+            '(https://github.com/zed-industries/agent-client-protocol) (ACP) over stdio."',
             'development/acp-client.md:6-9 "**Agent side** — `libacp.AgentSideConnection` '
             "serving a `libacp.Agent`. … the production agent that ACP clients (Zed, "
             'JetBrains, the terminal UI) drive via `contenox acp`."',
@@ -187,6 +198,18 @@ ACP_UNDER_AUTO_EDIT_WRITES_WITHOUT_ASKING = Case(
 @defect(
     Defect(
         title="the editor's policy picker offers a separate 'acp' envelope",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: session/new hitl-policy options: … "
+            "('hitl-policy-strict.json','strict'), ('hitl-policy-acp.json','acp')"
+            " — listed beside default, acpx, ask_always, auto_edit, oracle, "
+            "read_only, serve Note: I added a minimal stdio ACP client "
+            "(initialize, session/new with cwd = the workspace) and a scripted "
+            "default backend so the session is configured. The 'acp' entry looks "
+            "like the rendered posture policy of the seeded agents/acp/agent.md, "
+            "not an [envelopes.acp] section. Either way, the picker offers it as "
+            "a separate choice, against contenox-cli.md:714."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "contenox acp   # ACP client: initialize, session/new {cwd: <workspace>}\n"
@@ -275,6 +298,14 @@ AGENT_CHECK_DRIVES_A_TURN_AGAINST_AN_AGENT = Case(
     script=Script(turns=["Checked and answering."]),
     defect=Defect(
         title="v1.0.0 has no `contenox agent check` (nor `agent add`)",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: contenox agent check agent-planner ->"
+            " prints 'contenox agent' usage (Available Commands: disable, enable,"
+            " list, remove, show), exit 0 Note: Nothing added. acp-client.md:75 "
+            "and :97 are the only mentions of 'agent check'; contenox-cli.md "
+            "documents no check subcommand, but no page says it is absent."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             'contenox agent check agent-planner; echo "exit $?"\n'

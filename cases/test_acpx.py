@@ -13,6 +13,8 @@ import re
 
 from dialogs import workspace_file
 from harness import Case, Script, ToolCall, Turn, prompt
+from harness.case import open_envelope_step
+from harness.servers.wiring import OPEN_ENVELOPE
 
 
 def _calls(*calls: ToolCall, closing: str = "Done.") -> Script:
@@ -86,6 +88,25 @@ ACPX_REFUSES_THE_SHELL_WITHOUT_ASKING = Case(
     ],
 )
 
+# The control of the shell refusal above: only the envelope changed (an envelope in
+# ~/.contenox/agents.toml that runs every tool unasked); the same touch runs, unasked.
+ACPX_UNDER_AN_OPEN_ENVELOPE_RUNS_THE_SHELL = Case(
+    name="acpx with an envelope allowing every tool runs the same local_shell without asking",
+    script=_calls(ToolCall(name="local_shell", arguments={"command": "touch", "args": ["ran"]})),
+    steps=[
+        open_envelope_step(),
+        prompt(
+            "list the workspace",
+            acp_command="acpx",
+            acp_args=["--hitl-policy", OPEN_ENVELOPE],
+            permission="deny",
+            requests=["terminal/create"],
+            requests_lack=["session/request_permission"],
+        ),
+        workspace_file("ran", expect=""),
+    ],
+)
+
 ACPX_REFUSES_TO_READ_A_SECRET_PATH = Case(
     name=(
         "acpx refuses to read a dotenv file and its secret reaches neither the editor nor the tool"
@@ -101,6 +122,23 @@ ACPX_REFUSES_TO_READ_A_SECRET_PATH = Case(
             tool_output_has=[DENIED],
             text_lacks=["hunter2-acpx-secret"],
         )
+    ],
+)
+
+# The control of the refusal above: only the envelope changed (auto_edit allows
+# writes), the same write lands without an ask.
+ACPX_UNDER_AUTO_EDIT_WRITES = Case(
+    name="acpx with hitl-policy auto_edit writes the same file without asking",
+    script=_calls(_write()),
+    steps=[
+        prompt(
+            "write the greeting",
+            acp_command="acpx",
+            acp_args=["--hitl-policy", "auto_edit"],
+            permission="deny",
+            requests_lack=["session/request_permission"],
+        ),
+        workspace_file("out.txt", expect="hello\n"),
     ],
 )
 
@@ -120,10 +158,14 @@ ACPX_UNDER_ANOTHER_ENVELOPE_ASKS_BEFORE_A_WRITE = Case(
     ],
 )
 
+# The notes are read first, as local_fs requires before it modifies a file, so the
+# envelope is the only thing that can stop the edit (and the control below can land it).
+_READ_NOTES = ToolCall(name="read_file", arguments={"path": "notes.txt"})
+
 ACPX_REFUSES_EDITS = [
     Case(
         name=f"acpx refuses {tool} without raising an ask and the file is unchanged",
-        script=_calls(ToolCall(name=tool, arguments=arguments)),
+        script=_calls(_READ_NOTES, ToolCall(name=tool, arguments=arguments)),
         files={"notes.txt": "old line\n"},
         steps=[
             prompt(
@@ -135,6 +177,30 @@ ACPX_REFUSES_EDITS = [
                 tool_output_has=[DENIED],
             ),
             workspace_file("notes.txt", expect="old line\n"),
+        ],
+    )
+    for tool, arguments in (
+        ("edit_file", {"path": "notes.txt", "old_string": "old", "new_string": "new"}),
+        ("sed", {"path": "notes.txt", "pattern": "old", "replacement": "new"}),
+    )
+]
+
+# Their controls: only the envelope changed (auto_edit allows writes); the same edit
+# lands without an ask.
+ACPX_UNDER_AUTO_EDIT_EDITS = [
+    Case(
+        name=f"acpx with hitl-policy auto_edit applies the same {tool} without asking",
+        script=_calls(_READ_NOTES, ToolCall(name=tool, arguments=arguments)),
+        files={"notes.txt": "old line\n"},
+        steps=[
+            prompt(
+                f"edit the notes with {tool}",
+                acp_command="acpx",
+                acp_args=["--hitl-policy", "auto_edit"],
+                permission="deny",
+                requests_lack=["session/request_permission"],
+            ),
+            workspace_file("notes.txt", expect="new line\n"),
         ],
     )
     for tool, arguments in (

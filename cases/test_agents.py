@@ -82,6 +82,16 @@ DECLARED_IN_AGENTS_AGENTS = Case(
     steps=[step("agent", "list", stdout_has=["plain-checker"])],
     defect=Defect(
         title="a declaration in .agents/agents/ is refused instead of found",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: agent list (exit 0): 'refused  "
+            "…/.agents/agents/plain-checker.md: agentdecl: cannot tell which "
+            "product … was written for; it carries no field unique to one and "
+            "sits outside a known agents directory. Name it with --dialect'; not "
+            "in the table Note: Nothing added. guide/agents.md:39 also says "
+            ".agents/agents/ is read where it is; no doc says a file there needs "
+            "a dialect field."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "mkdir -p .agents/agents\n"

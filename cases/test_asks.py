@@ -170,27 +170,23 @@ GRANT_TIMEOUT = [
             probe(
                 "tool results",
                 _tool_results,
-                expect=satisfies(
-                    lambda rs, ran=ran: (
-                        (rs[0] == "ping from the unit") is ran
-                        and ("denied" in rs[0].lower()) is not ran
-                    ),
-                    what,
-                ),
+                # The echo's result exactly: the expiry's own denial, not a person's
+                # ("User denied …") nor the envelope's ("Denied by the active policy …").
+                expect=satisfies(lambda rs, first=first: rs[0] == first, what),
             ),
         ],
     )
-    for name, grant, ran, what in (
+    for name, grant, first, what in (
         (
             "a blocked run applies its grant timeout itself and carries on denied",
             '{ grant = "approve", timeout = "2s", on_timeout = "deny" }',
-            False,
-            "the echo denied",
+            "Approval timed out. The operation was automatically denied.",
+            "the echo denied by the timeout",
         ),
         (
             "the same run with the echo allowed instead echoes without an ask",
             '"allow"',
-            True,
+            "ping from the unit",
             "the echo's own text",
         ),
     )
@@ -434,6 +430,19 @@ TORN_DOWN_RECORD = Case(
 
 _DERAILED = Defect(
     title="answering a torn-down run's ask does not resume it: the mission is already derailed",
+    second_reading=(
+        "2026-12-02, a second reader with only this text and the docs, in a "
+        "fresh scratch home: real. Saw: 1 of 3 gate runs (plus once in A17's "
+        "run-envelope setup): mission list showed 'derailed' right after the "
+        "4s teardown, then respond → '… recorded, but resuming its suspended "
+        "run failed: agentservice: the mission behind this checkpoint already"
+        " finished; the suspended run is not resumable'; the other 2 resumed "
+        "('Verdict recorded … resumed in this process') Note: Intermittent, "
+        "as the report says. I used the gate envelope from the text and the "
+        "dialog write_file{path,content} / mission_finish / text (no "
+        "mission_report). guide/missions.md:139 promises the checkpointed run"
+        " resumes exactly once."
+    ),
     reproduce=(
         "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
         '`default_action = "allow"` `files.write = "approve"`; `contenox init`; a scripted-test '
@@ -538,6 +547,21 @@ NO_ENGINE_NO_VERDICT = Case(
     ],
     defect=Defect(
         title="a terminal that cannot build an engine still records the verdict and runs the call",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME; init; scripted backend as default; "
+            "appended [envelopes.gate] default_action='allow', files.write='approve' to "
+            "~/.contenox/agents.toml. Dialog: write_file{path:gated.txt}, mission_report, "
+            "mission_finish landed, text. `run --policy gate --timeout 4s` exited 1 ('did "
+            "not finish within 4s'); `approvals list` showed scripted-test-0-0-4da9 "
+            "permission local_fs.write_file gated.txt. Then `config set default-model "
+            '""`, `config set default-provider ""`, `backend remove scripted`; doctor: '
+            "'No default model is set'. `approvals respond scripted-test-0-0-4da9 "
+            "--approve` exited 1: 'hitlservice: verdict for approval … recorded, but "
+            "resuming its suspended run failed: agentservice: resume … failed (checkpoint "
+            "retained with failure annotation): … client resolution failed: no models found "
+            "in run..."
+        ),
         reproduce=(
             "in a scratch HOME, `~/.contenox/agents.toml` holding `[envelopes.gate]` "
             '`default_action = "allow"` `files.write = "approve"`; `contenox init`; a '
@@ -823,6 +847,21 @@ def test_a_reconnecting_client_is_asked_again_under_the_original_ask_id(
 @defect(
     Defect(
         title="an ACP host going away with an ask open ends the turn cancelled, not suspended",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME, scripted default with dialog "
+            "['general', write_file{path:out.txt}, 'Done.']. I drove `contenox acp` with my "
+            "own small Python stdio JSON-RPC client (initialize with fs caps, session/new, "
+            "session/prompt 'write the file'). It received session/request_permission "
+            "(toolCallId scripted-test-1-0-ef50, _meta askId same, policy "
+            "hitl-policy-default.json). I left it unanswered and sent SIGTERM. The prompt "
+            "response was {stopReason:'cancelled', "
+            "_meta:{contenox.stopReason:{reason:'cancelled', explanation:'The turn was "
+            "cancelled before it finished, so any work in flight was abandoned. Whatever it "
+            "had already written to disk stays written.'}}}. No agent_message_chunk text, "
+            "and no approval id anywhere. `approvals list` afterwards still showed "
+            "scripted-test-1-0-ef50 pending (6d). Note: guide/h..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; a scripted-test backend as the default whose "
             "dialog is `general` (the router's label), `write_file {path: out.txt}`, `Done.`; "

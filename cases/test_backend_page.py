@@ -94,6 +94,14 @@ ANY_TYPE_STRING = Case(
     ],
     defect=Defect(
         title="`backend add --type` refuses a type outside the fixed list",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: Error: failed to add backend: invalid"
+            " backend data: Type must be ollama, vllm, openai, anthropic, "
+            "bedrock, gemini, vertex-google, or scripted-test; exit 1 Note: "
+            "Reproduced as written. contenox-cli.md:368 and :374 both say --type "
+            "is not validated against a fixed enum; no doc page says it is."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "contenox backend add mine --type my-gateway --url http://127.0.0.1:9; "

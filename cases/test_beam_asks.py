@@ -96,6 +96,30 @@ A_CARD_NOBODY_ANSWERS_RESOLVES_TO_ITS_ON_TIMEOUT_VERDICT = Case(
     ],
 )
 
+# The control: the same envelope with the write's grant turned to allow — no card, the write lands.
+A_WRITE_THE_ENVELOPE_ALLOWS_RUNS_WITHOUT_A_CARD = Case(
+    snapshot=False,
+    name="the same write in beam under an envelope that allows it runs without a card",
+    script=WRITE_GREETING,
+    redact=SESSION,
+    steps=[
+        edit(
+            "agents.toml",
+            append=QUICK.replace(
+                '{ grant = "approve", timeout = "2s", on_timeout = "deny" }', '"allow"'
+            ),
+            under="contenox",
+        ),
+        screen(COMPOSER, args=["beam", "--plain", "--hitl-policy", "quick"], timeout=30),
+        keys("write out.txt"),
+        screen("+ local_fs.write_file: out.txt", timeout=60),
+        screen("Done.", timeout=60),
+        *QUIT,
+        probe("pending asks", probes.approvals, expect=[]),
+        workspace_file("out.txt", expect="hello\n"),
+    ],
+)
+
 NOTE = "the note says: ship on thursday"
 
 

@@ -174,19 +174,19 @@ SLASH_NEW_STARTS_A_NEW_SESSION_AND_SLASH_SESSIONS_LISTS_BOTH = Case(
     Defect(
         title="a beam card that outlived its turn still offers 'Esc cancels turn'",
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: real. Saw: first beam: '* approval required / tool local_fs.write_file / "
-            "content = hello / path = out.txt / policy hitl-policy-default.json … rule 48 / y "
-            "allow - n deny - Esc cancels turn'. After HUP: approvals list 'scripted-test-1-0-0acd"
-            " permission local_fs.write_file out.txt … 6d'; out.txt absent. Reopened beam: '* "
-            "approval required / tool local_fs.write_file / policy … rule 48 / * approval required"
-            " - local_fs.write_file / y allow - n deny - Esc cancels turn'. No argument lines, and"
-            " 'resumes the run'... Note: Reproduces as written. The one passage that could be read"
-            " the binary's way is hitl.md:113's 'as live prompts', but the same paragraph says a "
-            "gone process means the checkpoint resumes, so there is no live turn for Esc to "
-            "cancel; I do not count it as the docs disagreeing. Also seen: the re-presented card "
-            "drops the arguments (no content/path lines), and `session list --all` files the beam "
-            "session ..."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME+workspace, scripted dialog [general, "
+            "write_file{path:out.txt}, Done.]. `beam --plain` (pexpect pty), typed 'write "
+            "out.txt': card 'approval required - local_fs.write_file' with key line 'y "
+            "allow - n deny - Esc cancels turn'. Sent SIGHUP; beam exited. `approvals "
+            "list`: scripted-test-1-0-bc6b permission local_fs.write_file out.txt pending "
+            "6d. `beam --plain --session beam-060ed780-525f-436c-9682-c54fddf1c8e6` (full "
+            "session name from `session list --all`; the short 'beam-060ed780' shown in the "
+            "status bar and the row ID both give 'session ... not found'): card redrawn as "
+            "'approval required / tool local_fs.write_file / policy "
+            "hitl-policy-default.json ... rule 48' with key line 'y allow - n deny - Esc "
+            "cancels turn'. Never 'answering resumes the run'. Note: No doc page backs the "
+            "binar..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'

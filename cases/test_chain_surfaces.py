@@ -65,6 +65,20 @@ THE_DERIVED_LOOP_FIRES_AS_PRINTED = Case(
             "agentic-loop.md fires the review loop without --policy; contenox-cli.md and "
             "missions.md say such a fire is refused"
         ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: fire chain-agent-diffreview "
+            '"review the current diff" --wait (no default-mission-policy) -> '
+            "'Error: no mission envelope: pass --policy <policy>, or set a "
+            "default …', exit 1; with --policy e2e_open: 'Mission fired at agent "
+            '"chain-agent-diffreview" under envelope "e2e_open".\' Note: Chain '
+            "copied verbatim from agentic-loop.md:100-152; control envelope "
+            '[envelopes.e2e_open] default_action="allow". In my control the '
+            'scripted local_shell {command:"git diff"} was refused by the chain\'s'
+            " allowlist ('not in this chain's allowed commands (git, go)') — my "
+            "dialog's argument form, not the point. The binary follows contenox-"
+            "cli.md:523 and missions.md:44; agentic-loop.md:157 omits --policy."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -235,6 +249,20 @@ TWO_STEPS = json.dumps(
 @defect(
     Defect(
         title="`contenox events` does not show which tasks a dispatched run took",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: events firings: '1  on-report  ok  "
+            "evt-82faaf666a06f3e5  2026-12-02T12:44:27Z' (no task); events list: "
+            "only report_added / status_changed domain events; 'state show "
+            "evt-82faaf666a06f3e5' is the only place listing sort_the_event and "
+            "file_the_event Note: I added opt-in-beta true, ~/.contenox/trigger-"
+            "on-report.json and chain-on-report.json (two noop tasks), and filed "
+            "the report_added event with a scripted run (mission_report / "
+            "mission_finish / text). The firing showed as ok, probably fired live"
+            " by the run. guide/events.md:145 documents the firings columns (nid,"
+            " trigger, status, request id, time, error) with no task, so only "
+            "routing.md:89 claims events shows the journey."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# a trigger on report_added firing a two-task chain: noop "

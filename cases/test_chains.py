@@ -565,6 +565,21 @@ DEFAULT_CHAIN_IS_USED = Case(
     name="chat without a chain flag runs the default chain set for the workspace",
     defect=Defect(
         title="`chat` ignores the workspace's default-chain setting",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init, scripted backend (text "
+            "turns). .contenox/chain-mine.json = copy of .generated/chain-agent-chat.json "
+            "with id 'mine' and every system_instruction 'WORKSPACE COPY'. `config set "
+            "default-chain chain-mine.json` -> '✓ default-chain = chain-mine.json "
+            "(workspace)'; `chat hi` -> 'hello back', exit 0; `state show <req> --raw`: "
+            "task chat-agent, system prompt 'Current date: 2026-12-03.\\n\\nSomeone is at a "
+            "terminal…', no 'WORKSPACE COPY'. Same with `default-chain "
+            ".contenox/chain-mine.json`. Note: Reproduces. config.md:120 and naming.md:70 "
+            "say default-chain names the workspace's chain, writing-a-chain.md:61 says a "
+            "session falls back to the configured default-chain, and the global --chain "
+            "help says 'Falls back to default-chain in config'. No doc page says `chat` "
+            "always runs the..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -159,6 +159,13 @@ TIMEOUT_FLAG = Case(
     ],
     defect=Defect(
         title="--timeout does not bound the invocation",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: chat --timeout 1ns hi -> 'reply from "
+            "m1', exit 0 (0.17 s); contenox --timeout 1ns chat hi -> same Note: "
+            'Dialog [{"text":"reply from m1"}]. No other doc line exempts chat '
+            "from the global --timeout."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -381,6 +388,19 @@ ENV_DEFAULT_MODEL = Case(
     ],
     defect=Defect(
         title="CONTENOX_DEFAULT_MODEL does not override the configured default model",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME. Two scripted-test backends: s1 (script "
+            "model 'm1', replies 'reply from m1') and s2 (model 'm2', 'reply from m2'). "
+            "default-provider scripted-test, default-model m1. `CONTENOX_DEFAULT_MODEL=m2 "
+            "contenox chat hi` printed 'reply from m1'. `CONTENOX_DEFAULT_MODEL=m2 contenox "
+            "doctor` printed 'Default model:    m1'. `CONTENOX_DEFAULT_PROVIDER=ollama "
+            "contenox doctor` printed 'Default provider: scripted-test'. For comparison, "
+            "`contenox --model m2 chat hi` printed 'reply from m2', so m2 does resolve. "
+            "Note: contenox-cli.md:798 and config.md:149 both say the CONTENOX_DEFAULT_* "
+            "variables override the default-* settings for one process. No page says "
+            "otherwise. I did not check the ACP env_var auth path."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -424,6 +444,17 @@ ENV_ALT = Case(
     ],
     defect=Defect(
         title="CONTENOX_DEFAULT_ALT_MODEL/PROVIDER do not fill a chain's alt variables",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: CONTENOX_DEFAULT_ALT_MODEL=scripted-"
+            "test CONTENOX_DEFAULT_ALT_PROVIDER=scripted-test chat --chain "
+            "alt.json hi -> 'Error: chain execution failed: task chat: "
+            'execute_config.model macro error: template var "alt_model" is not '
+            "set'; with --alt-model/--alt-provider -> 'reply from m2' Note: I "
+            "wrote alt.json (one chat_completion, model {{var:alt_model}}, "
+            "provider {{var:alt_provider}}) and used the one scripted backend "
+            "(model scripted-test) instead of a second backend serving m2."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -462,6 +493,18 @@ ENV_MAX_TOKENS = Case(
     ],
     defect=Defect(
         title="CONTENOX_DEFAULT_MAX_TOKENS does not fill {{var:max_tokens}}",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: CONTENOX_DEFAULT_MAX_TOKENS=64 "
+            "contenox chat --chain mt.json hi → 'Error: chain execution failed: "
+            "task answer: execute_config.max_tokens macro error: template var "
+            '"max_tokens" is not set\'; --max-tokens 64 and config default-max-'
+            "tokens 64 both work Note: I added a text-only dialog and mt.json "
+            "(one chat_completion task, execute_config.max_tokens "
+            '"{{var:max_tokens}}"). contenox-cli.md:800 says the variable is '
+            "'Same' as the model override, and config.md:109 says default-max-"
+            "tokens feeds {{var:max_tokens}}."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

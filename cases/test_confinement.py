@@ -887,6 +887,21 @@ def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
 @defect(
     Defect(
         title="contenox acp accepts a second session/new in another directory and runs there",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: with contenox acp launched "
+            "in the workspace, session/new {cwd: /tmp/rA/elsewhere_8437} was "
+            'accepted; the prompt\'s local_shell went out as \'"method":"terminal/c'
+            'reate","params":{…"command":"pwd","cwd":"/tmp/rA/elsewhere_8437"…}\' '
+            "Note: I added a minimal stdio ACP client and the report's dialog "
+            "(general / local_shell pwd / Ok.). The behaviour matches what the "
+            "report says. Other lines back it, though: reference/contenox-"
+            "cli.md:138 ('`contenox acp` | whatever the editor opened — per the "
+            "protocol, the client owns the cwd') and "
+            "integrations/editors/openclaw.md:73 ('unless you point it elsewhere "
+            "with an explicit `cwd`'). Those conflict with contenox-cli.md:130 "
+            "and guardrails.md:87-88."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` in the workspace; a scripted-test default "
             "backend whose dialog is `general`, `local_shell {command: pwd}`, `Ok.`; "
@@ -901,18 +916,27 @@ def _second_session_cwd(instance: Instance, asked: Path) -> list[object] | None:
         ),
         observed="session/new accepted; terminal/create with cwd <tmp>/elsewhere",
         bears_on=(
+            'reference/contenox-cli.md:138 "| [`contenox acp`](#contenox-acp--contenox-acpx) | '
+            'whatever the editor opened — per the protocol, the client owns the cwd |"',
             'guide/confinement/guardrails.md:87-88 "Its sessions run there and nowhere else — '
             'never in a directory a client asked for"',
+            'integrations/editors/openclaw.md:73 "unless you point it elsewhere with an explicit '
+            '`cwd`"',
         ),
+        docs_disagree=True,
     )
 )
-def test_a_second_session_never_runs_in_another_directory_the_client_asked_for(
+def test_a_second_session_in_another_directory_the_client_asked_for_runs_there(
     instance: Instance,
 ) -> None:
+    # docs disagree: contenox-cli.md:130 (one workspace, fixed at launch) and
+    # guardrails.md:87-88 (never a directory a client asked for) against the same
+    # reference's :138 (for `acp` the client owns the cwd) and openclaw.md:73. v1.0.0
+    # runs the second session where the client asked, as :138 says.
     elsewhere = instance.tmp / "elsewhere"
     elsewhere.mkdir()
     cwds = _second_session_cwd(instance, elsewhere)
-    assert cwds is None or cwds == [str(instance.work)], cwds
+    assert cwds == [str(elsewhere)], cwds
 
 
 # function: sends a second session/new over the wire, which prompt() does not
@@ -1048,11 +1072,16 @@ EMPTY_TOOLS = _declared_echo(
     _NOT_FOUND,
 )
 
+# docs disagree: agents-config.md:576-581 (reference) says a declaration's `tools:` line
+# shares the chain allowlist's vocabulary, `!name` included; the section it points to,
+# agents.md:133-137, says `!name` in a declaration resolves to nothing and is dropped.
+# v1.0.0 drops it (agent list: "not carried narrow: tools — resolves to nothing connected
+# here"), so `*` admits native-echo and the echo runs, whichever order.
 DECLARED_EXCLUSION = [
     _declared_echo(
-        f"an exclusion removes a toolset whatever order it appears in ({order})",
+        f"a declaration's exclusion is dropped whatever order it appears in ({order})",
         tools,
-        _NOT_FOUND,
+        _ECHOED,
         defect=Defect(
             title="a declaration's `!name` does not remove a toolset from `*`",
             second_reading=(
@@ -1092,6 +1121,7 @@ DECLARED_EXCLUSION = [
                 'guide/confinement/guardrails.md:57 "| `"!name"` | removes that one '
                 'toolset; an exclusion beats `*`, whatever order they appear in |"',
             ),
+            docs_disagree=True,
         ),
     )
     for order, tools in (

@@ -347,6 +347,21 @@ DOCTOR_BUNDLE_REDACTS_A_BEARER_HEADER = Case(
     ],
     defect=Defect(
         title="`doctor --bundle` keeps the token of an `Authorization: Bearer` line",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME+workspace, `contenox init`. Appended "
+            "three lines to .contenox/telemetry.log: 'Authorization: Bearer "
+            "abcdefghijklmnop2', 'Bearer zyxwvutsrqponm9', 'authorization=Bearer "
+            "qqqqqqqqqqqqqqq3'. `contenox doctor --bundle --skip-cycle` wrote the zip and "
+            "said 'Redacted: 3 credential-shaped value(s)'. `unzip -p <zip> "
+            "'*telemetry.log'` showed: 'Authorization: [REDACTED] abcdefghijklmnop2', "
+            "'Bearer [REDACTED]', 'authorization=[REDACTED] qqqqqqqqqqqqqqq3'. Only the "
+            "word Bearer was replaced; the token itself was kept. Note: contenox-cli.md:164 "
+            "and troubleshooting.md:240 both promise that Bearer values and authorization "
+            "assignments are redacted, and troubleshooting.md:242 says the scrubber errs "
+            "toward over-redaction. 'Review the file before sharing' is a caution, not a "
+            "claim that the binary ..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "echo 'Authorization: Bearer abcdefghijklmnop2' >> "

@@ -163,8 +163,22 @@ THE_READ_FILE_CARD = Case(
 # What GoLand and AionUi declare: file system, no terminal.
 _NO_TERMINAL = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False}
 
+
+def _shell_calls(turn: PromptTurn) -> list[tuple[object, str]]:
+    """Each tool call's final status and the error its card carries."""
+    return [
+        (call.get("status"), str(((call.get("_meta") or {}) or {}).get("error", "")))
+        for call in turn.tool_calls.values()
+    ]
+
+
+# docs disagree: jetbrains.md:45 and :96, aionui.md:95 say that without the terminal
+# capability `local_shell` still runs and reports its output; the reference's
+# contenox-cli.md:732 and local.md:7, :115 say local_shell is forwarded to the client's
+# `terminal/*` capability (`acp --help`: "a client that grants neither is served
+# neither"). v1.0.0 does the latter: the call is 'tool local_shell not found'.
 NO_TERMINAL_CAPABILITY = Case(
-    name="without the terminal capability a shell command runs and reports its output",
+    name="without the terminal capability local_shell is not served",
     script=_shell("echo", "reported back"),
     steps=[
         prompt(
@@ -172,12 +186,31 @@ NO_TERMINAL_CAPABILITY = Case(
             permission="allow",
             acp_capabilities=_NO_TERMINAL,
             requests_lack=["terminal/create"],
-            tool_output_has=["reported back"],
-        )
+            permission_requests=0,
+        ),
+        acp_turn(
+            "the local_shell card",
+            _shell_calls,
+            expect=[("failed", "tool local_shell not found")],
+        ),
     ],
     defect=Defect(
         title=(
             "without the terminal capability local_shell is 'not found' instead of run and reported"
+        ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: clientCapabilities {fs "
+            "read/write, terminal:false}: tool_call 'local_shell' status "
+            "'failed', _meta.error 'tool local_shell not found'; stopReason "
+            "end_turn Note: Dialog needed a first 'general' turn (the ACP chain's"
+            " router consumes one). Reproduces, but integrations/tools/local.md:7"
+            ' "`local_fs` and `local_shell` calls are forwarded to the connected '
+            "client's `fs/*` and `terminal/*` capabilities, which the client … "
+            'actually carries out" and :115 "`local_shell` is forwarded to the '
+            "ACP client's `terminal/*` capability\" (and acp --help 'a client that"
+            " grants neither is served neither') support the binary; "
+            "jetbrains.md:45/96 and aionui.md:95 disagree."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
@@ -207,7 +240,12 @@ NO_TERMINAL_CAPABILITY = Case(
                 'report their output"'
             ),
             '`contenox acp --help` "a client that grants neither is served neither"',
+            "reference/contenox-cli.md:732 \"Those tools are forwarded to a connected client's "
+            '`fs/*` and `terminal/*` capabilities"',
+            "integrations/tools/local.md:115 \"`local_shell` is forwarded to the ACP client's "
+            '`terminal/*` capability"',
         ),
+        docs_disagree=True,
     ),
 )
 

@@ -105,7 +105,13 @@ def _tool_results(instance: Instance) -> list[str]:
 
 
 def _refused(text: str) -> bool:
-    return "denied" in text.lower()
+    """The envelope's own refusal, not a person's denial nor a tool's error that says "denied"."""
+    return text.startswith("Denied by the active policy")
+
+
+def _person_denied(text: str) -> bool:
+    """A person's deny on the ask: the call never ran, and no envelope rule is cited."""
+    return "denied" in text.lower() and not _refused(text)
 
 
 def _results(check: Callable[[list[str]], bool], message: str) -> Probe:
@@ -374,7 +380,7 @@ NO_DEFAULT_ACTION_ASKS = [
         _mission(ECHO),
         await_ask("ask", tool="native-echo.echo", timeout=60),
         "deny",
-        _results(lambda rs: _refused(rs[0]), "the echo refused"),
+        _results(lambda rs: _person_denied(rs[0]), "the echo refused"),
         declare='[envelopes.quiet]\ndescription = "names no tool at all"\n',
     ),
     # The control: only default_action added, allow; the echo runs unasked.
@@ -445,7 +451,8 @@ APPROVE_PATH_CARVE = _asked(
     await_ask("ask", tool="local_fs.read_file", kind="permission", timeout=60),
     "deny",
     _results(
-        lambda rs: "plain text" in rs[0] and _refused(rs[1]), "the plain read, the .pem refused"
+        lambda rs: "plain text" in rs[0] and _person_denied(rs[1]) and "BEGIN KEY" not in rs[1],
+        "the plain read, the .pem refused",
     ),
     declare=(
         "[envelopes.keys]\n"
@@ -503,6 +510,19 @@ WORKSPACE_POLICY_WINS = _landed(
     before=[write("hitl-policy-r1.json", _ALLOW_ECHO, home=True)],
     defect=Defect(
         title="a global hitl-policy-<name>.json wins over the workspace's copy",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: both copies: run --policy r1 lands, "
+            "the echo tool_call completes with no deny (global allow used). "
+            'Workspace copy alone: \'hitl: policy "r1" unreadable, gating on '
+            'default "hitl-policy-default.json" instead: … not found: open '
+            "<home>/.contenox/.generated/hitl-policy-r1.json' Note: Dialog: echo "
+            "{input}, mission_report, mission_finish landed, text turns; I added "
+            "--timeout 60s. The control shows the workspace copy is not read at "
+            "all by the unit's gate — the echo there is denied by the default "
+            "policy, not by the workspace file — which still breaks "
+            "hitl.md:379-380."
+        ),
         reproduce=(
             "in a scratch HOME: `.contenox/hitl-policy-r1.json` in the workspace holding "
             '`{"default_action": "allow", "rules": [{"tools": "native-echo", "tool": "echo", '
@@ -512,7 +532,8 @@ WORKSPACE_POLICY_WINS = _landed(
             + "`echo {input: ping from the unit}`, then "
             "`mission_report`, `mission_finish landed`, a text turn; `contenox run --policy r1 "
             "--timeout 90s \"do the task\"` lands and the echo's tool result is 'ping from the "
-            "unit' (the global copy's allow). With the workspace copy alone the echo is denied"
+            "unit' (the global copy's allow). The workspace copy alone is not read either (its own "
+            "quarantine): the default envelope's ask comes back 'User denied the operation'"
         ),
         promised=(
             'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the workspace '
@@ -525,6 +546,108 @@ WORKSPACE_POLICY_WINS = _landed(
         ),
     ),
 )
+
+
+# The two quarantines above, with the global copy taken away: the workspace's
+# copy (or render) alone is not read either — the unit looks only under
+# ~/.contenox/.generated/, logs `policy "r1" unreadable, gating on default`,
+# and the default envelope's ask comes back denied. The controls put the same
+# file where the unit does look, and it refuses the echo by its own rule.
+# Their second readings, by the copy's name.
+_ALONE_READINGS = {
+    "r1": (
+        "2026-12-02, a second reader with only this text and the docs, in a "
+        "fresh scratch home: real. Saw: with only <workspace>/.contenox/hitl-"
+        'policy-r1.json present: exit 0, \'hitl: policy "r1" unreadable, '
+        'gating on default "hitl-policy-default.json" instead: ... not found:'
+        " open $HOME/.contenox/.generated/hitl-policy-r1.json', 'ask raised "
+        "... policy=hitl-policy-default.json', echo result 'User denied the "
+        "operation.'. With the same file at ~/.contenox/hitl-policy-r1.json "
+        "instead: 'Denied by the active policy r1 (rule 0).' Note: I added "
+        "the dialog arguments, copying the mission_report/mission_finish "
+        "shapes from scripted-test-backend.md:172-175: echo{input:'ping from "
+        "the unit'}, mission_report{kind:result,summary:done}, "
+        "mission_finish{status:landed}, then a text turn. I created the "
+        "workspace .contenox/ and the policy file before 'contenox init', and"
+        " init wrote workspace.id there. reference/conte..."
+    ),
+    "r3": (
+        "2026-12-03, a second reader with only this text and the docs, in a fresh scratch home: "
+        "real. Saw: Scratch HOME. Workspace .contenox/.generated/hitl-policy-r3.json = {default "
+        "allow, rule 0 deny native-echo.echo}; nothing named r3 under ~/.contenox. Scripted "
+        "dialog: echo{input:'ping from the unit'}, mission_report, mission_finish landed, text. "
+        '`contenox run --policy r3 --timeout 90s "do the task"` exited 0 with \'Mission … '
+        "finished: landed'. stderr had: 'hitl: policy \"r3\" unreadable, gating on default "
+        '"hitl-policy-default.json" instead: read hitl policy "r3": hitl policy '
+        '"hitl-policy-r3.json" not found: open '
+        "$HOME/.contenox/.generated/hitl-policy-r3.json: no such file or directory'. The "
+        "workspace file was still there afterwards. `state show <req> --raw`: the echo result "
+        "was 'User denied the operation. …'. Control run in a fresh HOME with the same file at "
+        "~/.contenox/.generated/hitl-polic..."
+    ),
+}
+
+
+def _alone(what: str, name: str, rel: str, where: str) -> Defect:
+    return Defect(
+        title=f"a workspace {what} alone is never read by the unit; it gates on the default",
+        second_reading=_ALONE_READINGS[name],
+        reproduce=(
+            f"in a scratch HOME: `.contenox/{rel}` in the workspace holding "
+            '`{"default_action": "allow", "rules": [{"tools": "native-echo", "tool": "echo", '
+            f'"action": "deny"}}]}}`, nothing named {name} under ~/.contenox; '
+            + _SCRIPTED
+            + "`echo {input: ping from the unit}`, then `mission_report`, `mission_finish "
+            f'landed`, a text turn; `contenox run --policy {name} --timeout 90s "do the task"` '
+            f'lands (exit 0), its log has \'hitl: policy "{name}" unreadable, gating on '
+            f'default "hitl-policy-default.json" instead: read hitl policy "{name}": hitl '
+            f'policy "hitl-policy-{name}.json" not found: open '
+            f"~/.contenox/.generated/hitl-policy-{name}.json: no such file or directory', and "
+            "the echo's tool result is 'User denied the operation. …', not the policy's "
+            f"'Denied by the active policy …'. The same file at {where} instead: 'Denied by "
+            f"the active policy {name} (rule 0). …'"
+        ),
+        promised=(
+            'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the workspace '
+            '.contenox/, then ~/.contenox/, wins if it is there."'
+        )
+        if rel.startswith("hitl")
+        else (
+            "guide/hitl.md:388-389 \".contenox/.generated/  the workspace's rendered "
+            'envelopes ~/.contenox/.generated/  the global rendered envelopes"'
+        ),
+        observed="the echo is asked about under hitl-policy-default.json and comes back denied",
+        bears_on=(
+            'guide/missions.md:35 "the workspace `.contenox/`, then `~/.contenox/`, then '
+            'each of their `.generated/` directories, first match wins"',
+        ),
+    )
+
+
+WORKSPACE_COPY_ALONE = [
+    case
+    for what, name, rel in (
+        ("policy file", "r1", "hitl-policy-r1.json"),
+        ("render", "r3", ".generated/hitl-policy-r3.json"),
+    )
+    for case in (
+        _landed(
+            f"a workspace {what} alone gates the run",
+            name,
+            _mission(ECHO),
+            _results(lambda rs: _refused(rs[0]), "the echo refused by the policy"),
+            files={f".contenox/{rel}": _DENY_ECHO},
+            defect=_alone(what, name, rel, f"~/.contenox/{rel}"),
+        ),
+        _landed(
+            f"the same {what} under the home contenox gates the run",
+            name,
+            _mission(ECHO),
+            _results(lambda rs: _refused(rs[0]), "the echo refused by the policy"),
+            before=[write(rel, _DENY_ECHO, home=True)],
+        ),
+    )
+]
 
 
 def _global_file(instance: Instance, rel: str) -> str | None:
@@ -548,30 +671,78 @@ GLOBAL_POLICY_WINS = _landed(
     before=[write("hitl-policy-r2.json", _ALLOW_ECHO, home=True)],
 )
 
+# The two renders both refuse the echo, by different rules, so the refusal names the
+# file that won: the workspace's by its rule 1 (after a rule that allows jq), the
+# global one by its rule 0. The default envelope, read when neither is, asks instead
+# and the unattended answer is "User denied". (A first version had the global render
+# allow the echo, which the default envelope may do as well: an echo that ran could
+# not say which render won, as its second reader found.)
+_DENY_ECHO_SECOND = _policy("deny", ("native-jq", "jq", "allow"), ("native-echo", "echo", "deny"))
+_DENY_ECHO_FIRST = _policy("allow", ("native-echo", "echo", "deny"))
+
 WORKSPACE_RENDER_FIRST = _landed(
     "the workspace render directory is searched before the global one",
     "r3",
     _mission(ECHO),
-    _results(lambda rs: _refused(rs[0]), "the echo refused"),
-    files={".contenox/.generated/hitl-policy-r3.json": _DENY_ECHO},
-    before=[write(".generated/hitl-policy-r3.json", _ALLOW_ECHO, home=True)],
+    _results(
+        lambda rs: rs[0].startswith("Denied by the active policy r3 (rule 1)"),
+        "the echo refused by the workspace render's rule 1",
+    ),
+    files={".contenox/.generated/hitl-policy-r3.json": _DENY_ECHO_SECOND},
+    before=[write(".generated/hitl-policy-r3.json", _DENY_ECHO_FIRST, home=True)],
     defect=Defect(
         title="the global .generated/ wins over the workspace's .generated/",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Case's commands verbatim (fresh HOME/W, init, the two "
+            "hand-written hitl-policy-r3.json renders, scripted dialog, `run --policy r3`): "
+            "rc=0, mission landed; state show --raw: 'Denied by the active policy r3 (rule "
+            "0). ...' - the global render's rule. Control (fresh HOME/W, ONLY the workspace "
+            ".contenox/.generated/hitl-policy-r3.json): the echo got 'User denied the "
+            'operation...\' and stderr said: hitl: policy "r3" unreadable, gating on '
+            'default "hitl-policy-default.json" instead: ... open '
+            "$HOME/.contenox/.generated/hitl-policy-r3.json: no such file or directory. "
+            "Both files were unchanged after the runs. Note: Reproduces, and more strongly "
+            "than the case says: the evaluator does not look in the workspace "
+            ".contenox/.generated/ at all - it only tried ~/.contenox/.generated/, then "
+            "fell back to the de..."
+        ),
         reproduce=(
-            "in a scratch HOME: `.contenox/.generated/hitl-policy-r3.json` in the workspace "
-            "denying `native-echo.echo` (default allow) and `~/.contenox/.generated/hitl-policy-"
-            "r3.json` allowing it (default deny), no envelope r3 declared; "
-            + _SCRIPTED
-            + "`echo {input: ping from the unit}`, then "
-            "`mission_report`, `mission_finish landed`, a text turn; `contenox run --policy r3 "
-            "--timeout 90s \"do the task\"` lands and the echo's tool result is 'ping from the "
-            "unit'"
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "mkdir -p .contenox/.generated ~/.contenox/.generated\n"
+            "# the workspace render: the echo refused by rule 1\n"
+            "cat > .contenox/.generated/hitl-policy-r3.json <<'J'\n"
+            + json.dumps(json.loads(_DENY_ECHO_SECOND))
+            + "\nJ\n"
+            "# the global render: the echo refused by rule 0\n"
+            "cat > ~/.contenox/.generated/hitl-policy-r3.json <<'J'\n"
+            + json.dumps(json.loads(_DENY_ECHO_FIRST))
+            + "\nJ\n"
+            "# no envelope r3 is declared in any agents.toml\n"
+            "cat > dialog.json <<'J'\n"
+            '{"turns": [{"text": "Working.", "tool_calls": [{"name": "echo", "arguments": '
+            '{"input": "ping from the unit"}}]}, {"text": "Reporting.", "tool_calls": [{"name": '
+            '"mission_report", "arguments": {"kind": "result", "summary": "done"}}]}, '
+            '{"tool_calls": [{"name": "mission_finish", "arguments": {"status": "landed"}}]}, '
+            '{"text": "Done."}]}\n'
+            "J\n"
+            "contenox backend add scripted --type scripted-test --script ./dialog.json\n"
+            "contenox config set default-provider scripted-test\n"
+            "contenox config set default-model scripted-test\n"
+            'contenox run --policy r3 --timeout 90s "do the task"   # lands, exit 0\n'
+            "contenox state show $(contenox state list | head -1) --raw "
+            "| grep -o 'Denied by[^\"]*'\n"
+            "# the echo's tool result: 'Denied by the active policy r3 (rule 0). …', the "
+            "global render's rule; the workspace render would say (rule 1), the default "
+            "envelope 'User denied the operation. …'"
         ),
         promised=(
             "guide/hitl.md:388-389 \".contenox/.generated/  the workspace's rendered "
             'envelopes ~/.contenox/.generated/  the global rendered envelopes"'
         ),
-        observed="the echo runs: the global render was used",
+        observed=(
+            "the echo is refused by rule 0: the global render was used, the workspace's was not"
+        ),
         bears_on=(
             'guide/missions.md:35 "the workspace `.contenox/`, then `~/.contenox/`, then '
             'each of their `.generated/` directories, first match wins"',
@@ -696,6 +867,16 @@ RUN_UNKNOWN_NAME = Case(
     ],
     defect=Defect(
         title="run --policy <unknown> names neither the file it looked for nor where",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: run --policy nosuch -> 'Error: "
+            'invalid parameter value: hitlPolicyName: hitl policy "nosuch" could '
+            "not be loaded: it must name an existing policy (see `contenox "
+            "config` / the .contenox policy files)', exit 1 Note: Nothing added. "
+            "Contrast: acp --hitl-policy nosuch says 'hitl-policy-nosuch.json is "
+            "on none of <home>/.contenox, <home>/.contenox/.generated …', which "
+            "is what hitl.md:395-396 describes."
+        ),
         reproduce=(
             'in a scratch HOME, `contenox init`; `contenox run --policy nosuch "do the task"` '
             'exits 1 with only \'hitl policy "nosuch" could not be loaded: it must name an '
@@ -1270,6 +1451,19 @@ CONFIG_POLICY_NAME = Case(
     ],
     defect=Defect(
         title="contenox acp ignores hitl-policy-name set with config set",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: config get hitl-policy-name: 'hitl-"
+            "policy-locked.json  (workspace)'; contenox acp raised "
+            "session/request_permission with _meta policyName 'hitl-policy-"
+            "default.json'; the session's hitl-policy currentValue "
+            "'__contenox_default__'; out.txt written after allow Note: I added a "
+            "minimal stdio ACP client that answers permission requests with an "
+            "allow option and fs/write_text_file by writing the file; the dialog "
+            "was general / write_file{path:out.txt,content:x} / Done. contenox-"
+            "cli.md:432 also says hitl-policy-name is the envelope the workspace "
+            "runs under, overridden only by --hitl-policy."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-locked.json` holding "
             '`{"default_action": "allow", "rules": [{"tools": "local_fs", "tool": "write_file", '
@@ -1287,6 +1481,34 @@ CONFIG_POLICY_NAME = Case(
         observed="a permission request under hitl-policy-default.json; the file written",
     ),
 )
+
+# Its controls: the same policy file in effect, named by `acp --hitl-policy`, refuses
+# the write with no permission request; turned to allow (only the rule changed), the
+# write lands with none. So the quarantine above fails only on how the file is selected.
+FLAG_POLICY_NAME = [
+    Case(
+        name=f"acp hitl policy names the same policy file and its write rule {verdict}",
+        script=_WRITE_TURN,
+        steps=[
+            write(
+                "hitl-policy-locked.json",
+                _policy("allow", ("local_fs", "write_file", action)),
+                home=True,
+            ),
+            prompt(
+                "write the file",
+                permission="allow",
+                permission_requests=0,
+                acp_args=["--hitl-policy", "hitl-policy-locked.json"],
+            ),
+            workspace_file("out.txt", expect=expect),
+        ],
+    )
+    for verdict, action, expect in (
+        ("refuses it", "deny", None),
+        ("turned to allow lets it land", "allow", CONTENT),
+    )
+]
 
 # default asks about a write; a fail-open fallback would write unasked.
 UNRESOLVABLE_POLICY_NAME = Case(
@@ -1341,13 +1563,32 @@ EQ_CONDITION = _landed(
     before=[write("hitl-policy-eq.json", json.dumps(_EQ_POLICY), home=True)],
 )
 
-STRICT_ASKS_LS = _asked(
-    "strict asks about every command line including ls",
-    "strict",
-    _mission(ToolCall("local_shell", {"command": "ls"})),
-    await_ask("ask", tool="local_shell.local_shell", kind="permission", timeout=60),
-    "deny",
-)
+# The control is the same ask approved: ls runs and its listing reaches the unit.
+STRICT_ASKS_LS = [
+    _asked(
+        name,
+        "strict",
+        _mission(ToolCall("local_shell", {"command": "ls"})),
+        await_ask("ask", tool="local_shell.local_shell", kind="permission", timeout=60),
+        verdict,
+        _results(check, what),
+        files={"marker.txt": "a file ls lists\n"},
+    )
+    for name, verdict, check, what in (
+        (
+            "strict asks about every command line including ls",
+            "deny",
+            lambda rs: _person_denied(rs[0]) and "marker.txt" not in rs[0],
+            "the ls refused, no listing",
+        ),
+        (
+            "strict asks about ls and once approved it runs",
+            "approve",
+            lambda rs: "marker.txt" in rs[0] and not _refused(rs[0]),
+            "the listing naming marker.txt",
+        ),
+    )
+]
 
 STALE_RENDER = Case(
     name="a render that fails is reported and the stale render still gates",

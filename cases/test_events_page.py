@@ -494,6 +494,18 @@ A_HOST_FIRES_ITS_TRIGGERS_LIVE = Case(
 @defect(
     Defect(
         title="a mission fired from an ACP session appends no event",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: ACP '/mission --policy hitl-policy-"
+            "run.json run report home' -> 'unit run reported (result): home "
+            "reported', 'unit run landed'; mission list: landed; events list: "
+            "'(no events)'. Control in the same HOME: mission fire run … --policy"
+            " run --wait -> events list shows report_added and status_changed for"
+            " that mission only Note: opt-in-beta true, default-mission-agent "
+            "run; dialog mission_report, mission_finish landed, text (no router "
+            "turn); my client kept the acp host alive 15 s after the prompt so "
+            "the unit could finish."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `contenox config set opt-in-beta true`; a "
             "scripted-test default backend whose dialog files a report and calls "

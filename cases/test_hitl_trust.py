@@ -292,23 +292,21 @@ def _shell_result(instance: Instance, before: set[str]) -> str:
                         "declared in it do not apply"
                     ),
                     second_reading=(
-                        "2026-12-02, a second reader with only this text and the docs, in a fresh "
-                        "scratch home: real, the cause misnamed (retitled after it). Saw: trust "
-                        "with 'bin/mytool': 'Error: cannot declare \"bin/mytool\": relative "
-                        "command "
-                        "path' rc=1; with absolute path: 'declared /tmp/…/bin/mytool sha256 bf4f…'"
-                        " and the workspace file gains trusted_binaries.hashes. Workspace copy: "
-                        "run rc=0, stdout 'listed', ls tool result "
-                        "'bin\\ndialog.json\\nerr.txt\\nout.txt', and stderr: 'hitl: policy"
-                        ' "mine" '
-                        'unreadable, gating on default "hitl-policy-default.json" instead: … open '
-                        "~/.contenox/.generated/hitl-policy-mine.json: no such file or "
-                        "directory... Note: Reproduces as observed, but the title misnames the "
-                        "cause. The hash pin works: once the file is loaded (home copy), ls is "
-                        "refused. Under the workspace copy the run's unit never loads the policy "
-                        "at all: it logs 'unreadable, gating on default' and looks only in "
-                        "~/.contenox/.generated/. So ls runs because the default envelope allows "
-                        "it, not because the pin is ignored. What breaks i..."
+                        "2026-12-03, a second reader with only this text and the docs, in a fresh "
+                        "scratch home: real. Saw: Scratch HOME, init, scripted default. Dialog: "
+                        "local_shell{command: ls}, mission_report, mission_finish landed, text. "
+                        "Executable bin/mytool in the workspace. Policy {default deny, "
+                        "local_shell allow when command_prefix_allowlist ls}. (a) Policy at "
+                        "workspace .contenox/hitl-policy-mine.json. `hitl trust --policy "
+                        "hitl-policy-mine.json $W/bin/mytool` wrote the hash into that workspace "
+                        "file: 'updated …/.contenox/hitl-policy-mine.json (1 declared binaries)'. "
+                        "`run --policy mine --timeout 90s list` exited 0. Its log said 'hitl: "
+                        'policy "mine" unreadable, gating on default '
+                        '"hitl-policy-default.json" instead … open '
+                        "$HOME/.contenox/.generated/hitl-policy-mine.json'. The ls result (state "
+                        "show --raw) listed the workspace: "
+                        "'bin\\ndialog.json\\ne\\nmarker-file\\no'. (b) The same policy at "
+                        "~/.contenox/hitl-poli..."
                     ),
                     reproduce=(
                         "in a scratch HOME, `contenox init`; an executable `bin/mytool` in the "

@@ -164,6 +164,16 @@ A_TOP_LEVEL_POLICY_SURVIVES_INIT_FORCE = Case(
     steps=_own_policy_after("--force"),
     defect=Defect(
         title="`init --force` rewrites a policy file written by hand at the top level",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: init --force printed 'Refreshed "
+            "…/.contenox/hitl-policy-default.json' and the file I had written "
+            "('default_action':'deny', no rules) became this build's policy "
+            "($schema … //compute …) Note: Reproduced as written; before my echo "
+            "no top-level hitl-policy-default.json existed, so the file was "
+            "purely hand-written. guide/chains/naming.md:86 also lists 'top-level"
+            " policy copies' under what init --force never touches."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             'echo \'{"version":1,"default_action":"deny","rules":[]}\' > '
@@ -245,6 +255,14 @@ UPDATE_UNCHANGED = Case(
     steps=[step("init"), step("init", "--update", stdout_lacks=["has been modified"])],
     defect=Defect(
         title="`init --update` calls files init just seeded 'modified'",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: Skipped …/.contenox/system/chain-"
+            "compact-default.json (has been modified) — and chain-fim-default, "
+            "chain-planner-default, chain-oracle-default, right after a fresh "
+            "init Note: Reproduced exactly as written; nothing added. Nothing in "
+            "the docs says freshly seeded files count as modified."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
             "contenox init\n"
@@ -409,6 +427,33 @@ INIT_REFRESH_POLICIES_REWRITES_ONLY_COPIES = Case(
 )
 
 
+# Second readings of the preset quarantine, per provider read (the others are not yet).
+_PRESET_READINGS = {
+    "gemini": (
+        "2026-12-03, a second reader with only this text and the docs, in a fresh scratch home: "
+        "real. Saw: Fresh HOME + empty workspace. `init gemini` -> exit 0. It seeds the chains "
+        "and renders the envelopes, then prints 'Google Gemini API key not found' and 'Next "
+        "steps: … contenox backend add gemini … contenox config set default-provider gemini … "
+        "config set default-model gemini-flash-latest'. `config get default-provider` -> empty "
+        "('  (global)'). `config list`: default-model and default-provider unset. No backend "
+        "was registered. Note: Reproduces. contenox-cli.md:323 says 'You can optionally specify "
+        "a provider to pre-configure defaults', and :327-328 gloss `init gemini` as "
+        "'pre-configure for Gemini'. The binary sets nothing and only prints the commands. "
+        "`init --help` does not document the provider argument's effect, and no page says it "
+        "only prints instructions. This one is close to the line: '..."
+    ),
+    "openai": (
+        "2026-12-02, a second reader with only this text and the docs, in a "
+        "fresh scratch home: real. Saw: fresh HOME: 'contenox init openai' "
+        "prints 'Register the OpenAI backend and set defaults: contenox "
+        "config set default-provider openai …'; then 'config get default-"
+        "provider' -> empty '(global)' Note: Nothing added. No other doc page"
+        " says init [provider] only prints instructions; contenox-cli.md:323 "
+        "says it pre-configures defaults."
+    ),
+}
+
+
 PROVIDER_PRESETS = [
     Case(
         name=f"init {provider} pre configures the {provider} defaults",
@@ -419,6 +464,7 @@ PROVIDER_PRESETS = [
         ],
         defect=Defect(
             title=f"`contenox init {provider}` pre-configures nothing",
+            second_reading=_PRESET_READINGS.get(provider, ""),
             reproduce=(
                 'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
                 f"contenox init {provider}        # prints the commands to type: "
@@ -437,18 +483,35 @@ PROVIDER_PRESETS = [
 ]
 
 
-def _session_workspaces_are_the_markers(instance: Instance) -> bool:
+HOME_MARKER = "11111111-2222-4333-8444-555555555555"
+
+
+def _session_workspaces(instance: Instance) -> list[str]:
+    """`session workspaces`' ids, the project's marker and the home's by their names."""
     listed = instance.must("session", "workspaces").stdout.splitlines()[1:]
-    return [line.split()[0] for line in listed if line.strip()] == [_marker(instance.work)["id"]]
+    named = {_marker(instance.work)["id"]: "the project's marker", HOME_MARKER: "the home marker"}
+    return sorted(named.get(line.split()[0], line.split()[0]) for line in listed if line.strip())
 
 
+# docs disagree: contenox-cli.md:317 (the marker travels with the directory, so a project
+# means one thing to the CLI and every ACP session alike) against the same page's :712
+# (`acp --workspace-id` defaults to the workspace in ~/.contenox/workspace.id). v1.0.0
+# files the CLI's session under the project's marker and the editor's under the home
+# marker, as :712 says (with no home marker, under 00000000-…-000000000002, which no page
+# names).
 CLI_AND_ACP_SHARE_THE_MARKERS_WORKSPACE = Case(
-    name="the cli and an acp session file their sessions under the markers workspace",
+    name="the cli files its session under the project marker and an acp session under the home one",
     script=Script(turns=[route(), "Hello."]),
-    steps=[step("session", "new", "from the cli"), prompt("hello")],
+    steps=[
+        write("workspace.id", json.dumps({"id": HOME_MARKER}), home=True),
+        step("session", "new", "from the cli"),
+        prompt("hello"),
+    ],
     probes=[
-        _holds(
-            "session workspaces lists the marker's id alone", _session_workspaces_are_the_markers
+        probe(
+            "session workspaces",
+            _session_workspaces,
+            expect=["the home marker", "the project's marker"],
         )
     ],
     defect=Defect(
@@ -487,12 +550,18 @@ CLI_AND_ACP_SHARE_THE_MARKERS_WORKSPACE = Case(
             'reference/contenox-cli.md:317 "so a project means one thing to the CLI '
             'and every ACP session alike"'
         ),
-        observed="the ACP session is not filed under the marker's workspace id",
+        observed=(
+            "the ACP session is not filed under the marker's workspace id: with "
+            '~/.contenox/workspace.id present (`echo \'{"id": "<id>"}\' > '
+            "~/.contenox/workspace.id` before the acp), under that id, as :712 says; without "
+            "it, under 00000000-0000-0000-0000-000000000002"
+        ),
         bears_on=(
             'reference/contenox-cli.md:138 "| [`contenox acp`](#contenox-acp--contenox-acpx) '
             '| whatever the editor opened — per the protocol, the client owns the cwd |"',
             'reference/contenox-cli.md:712 "(default: the stable workspace from '
             '`~/.contenox/workspace.id`, same as the CLI)"',
         ),
+        docs_disagree=True,
     ),
 )

@@ -366,6 +366,21 @@ SSE_RECEIVES = _mcp_case(
     received("remote", "add calls", mcp_arguments("add"), expect=[{"a": 2, "b": 40}]),
     defect=Defect(
         title="the SSE transport never reaches a tool",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Started an MCP SSE server with the Python SDK's "
+            "FastMCP from /work/main/.tox/e2e (transport 'sse', tool add(a,b), "
+            "127.0.0.1:18931). The SDK's own sse_client listed ['add'] and call_tool "
+            "add(2,3) returned 5. Scratch HOME, scripted default; dialog add{a:2,b:3}, "
+            "mission_report, mission_finish landed, text. `contenox mcp add remote "
+            "--transport sse --url http://127.0.0.1:18931/sse` said 'added successfully'. "
+            "`contenox run --policy run --timeout 60s add` exited 0 (the mission landed). "
+            'stderr: \'mcp "remote": list-tools failed: calling "tools/list": EOF\', then '
+            "'list-tools skipped; provider is cooling down…', then 'tool add not found'; "
+            "the tool result in state show --raw was 'tool add not found'. The server log "
+            "showed GET /sse 200 and POST /messages 202, then anyio.ClosedResourceError in "
+            "_handle_p..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -463,6 +478,18 @@ HEADER_ON_EVERY_REQUEST = _mcp_case(
     model_saw("hdr-tenant-3310", seen=False),
     defect=Defect(
         title="`mcp add --header` is not sent on HTTP requests",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: mcp show remote stores 'headers': "
+            "{'X-Tenant': '(hidden)'}; the server logged initialize, GET, "
+            "notifications/initialized and 6× tools/list, carrying Accept, "
+            "Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, User-Agent — 0 "
+            "lines with X-Tenant Note: The Python MCP SDK is not installed, so I "
+            "wrote a minimal streamable-HTTP JSON-RPC server by hand that records"
+            " headers. My run exited 1 before any tools/call (I did not check "
+            "why), so only the handshake and tools/list requests were seen — none"
+            " had the header."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -630,6 +630,21 @@ AN_ENVELOPE_IN_THE_WORKSPACE_CONTENOX_DIR_IS_OFFERED = Case(
     ],
     defect=Defect(
         title="bare /mission does not offer an envelope in the workspace .contenox/",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME, scripted default. Workspace "
+            ".contenox/hitl-policy-workone.json and ~/.contenox/hitl-policy-homeone.json, "
+            "both {version 1, default_action approve, rules []}. I drove `contenox acp` "
+            "with my own Python client: initialize, session/new {cwd: workspace}, "
+            "session/prompt '/mission'. The reply (stopReason end_turn) listed 'Envelopes "
+            "(--policy <name>):' with 'hitl-policy-homeone.json  unruled calls stop for "
+            "approval · questions always wait for a human' first, then the 15 rendered "
+            "envelopes (acp, acpx, …, triage). hitl-policy-workone.json was not in the "
+            "list. Note: contenox-cli.md:645 says /mission discovers envelopes the way the "
+            "policy loader resolves them, workspace .contenox/ first; hitl.md:379 says the "
+            "same. The workspace copy is left out. This fits S4 and S9, where the unit also "
+            "i..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             'echo \'{"version":1,"default_action":"approve","rules":[]}\' > '

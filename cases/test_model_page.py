@@ -54,13 +54,16 @@ SET_CONTEXT_FOR_A_LISTED_MODEL = Case(
     defect=Defect(
         title=("`model set-context` refuses a model `model list` shows until something syncs"),
         second_reading=(
-            "2026-12-01, a second reader with only this text and the docs, in a fresh "
-            'scratch home: real. Saw: model list: "scripted scripted-test * ... '
-            '32768"; set-context: "Error: model "scripted-test" has no local override '
-            'row yet: libdb: not found", exit 1 Note: grep for set-context/override '
-            "row in the docs: only contenox-cli.md:172 (lists the subcommand), "
-            'nothing says a sync is needed first. I did not check the "works after '
-            'doctor" part (ran out of time).'
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init, scripted backend + "
+            "defaults. `model list` -> 'scripted  scripted-test *  ✓ ✓ ✓ ✓ ✓  32768'. "
+            "`model set-context scripted-test --context 12k` -> 'Error: model "
+            '"scripted-test" has no local override row yet: libdb: not found\', exit 1. '
+            'After `contenox doctor`, the same command prints \'Model "scripted-test" '
+            "context set to 12000.', exit 0. Note: Reproduces. contenox-cli.md:184 says "
+            "set-context works for a model 'that has appeared in `model list`'. Here it has "
+            "appeared and is still refused until a doctor run or a chain run syncs it. No "
+            "page mentions that extra sync step."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
@@ -137,6 +140,17 @@ SET_CONTEXT_NEEDS_CONTEXT = Case(
 @defect(
     Defect(
         title="`model set-context` does not bound what the model is sent",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: after doctor: set-context scripted-"
+            "test --context 1k -> 'Model \"scripted-test\" context set to 1000.'; "
+            "model list still 'scripted-test * … 32768'; chat with a 2000-word "
+            "prompt -> 'hello' Note: I used chat instead of an ACP client for the"
+            " 2000-word prompt. Without running doctor first set-context fails "
+            '\'model "scripted-test" has no local override row yet: libdb: not '
+            "found'. My context_length-50 control was inconclusive (two backends "
+            "exposing the same model name; it answered)."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -241,6 +241,17 @@ SOVEREIGN_ENVELOPE_AS_WRITTEN = Case(
     defect=Defect(
         title="sovereignty.md's example envelope sets compute.maxTurns 40, which vet refuses "
         "(missions.md accepts only 1)",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: vet of sovereignty.md:39-51 "
+            "verbatim -> 'FAIL … compute: maxTurns is 40, but a mission runs at "
+            "most two prompt turns … Remove maxTurns or set it to 1', exit 1; "
+            "with \"maxTurns\": 1 -> 'ok', exit 0 Note: Saved the JSON block's "
+            "lines 39-51 (without the fences). Binary keeps guide/missions.md:167"
+            ' "Any other non-zero value is refused at validation"; '
+            'sovereignty.md:43 ("maxTurns": 40) and development/hard-parts.md:120'
+            ' ("accepts any number") disagree.'
+        ),
         reproduce=(
             "in a scratch HOME and work dir, save the envelope of guide/sovereignty.md:38-52 "
             "verbatim as hitl-policy-page.json; `contenox vet hitl-policy-page.json` exits 1: "

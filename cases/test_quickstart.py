@@ -245,6 +245,18 @@ RUN_AT_THE_DECLARED_REVIEWER_AS_WRITTEN = Case(
     defect=Defect(
         title="the quickstart runs `contenox run reviewer` without --policy; the reference "
         "refuses a run with no envelope",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: 'Error: no mission envelope:"
+            " pass --policy <policy>, or set a default with `contenox config set "
+            "default-mission-policy <policy>` — a mission must name the HITL "
+            "policy that bounds it', exit 1; mission list: 'No missions "
+            "recorded.' Note: Fresh home plus contenox init, as written. The "
+            "binary keeps reference/contenox-cli.md:87 and guide/missions.md:44. "
+            "guide/quickstart.md:126 runs the command without --policy and never "
+            "sets default-mission-policy (grep finds no 'default-mission-policy' "
+            "on that page)."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` (no default-mission-policy set, as the page "
             'never sets one); `contenox run reviewer "review payments.go"` exits 1 with '
@@ -302,6 +314,19 @@ MISSION_FIRE_AND_WAIT_AS_WRITTEN = Case(
     defect=Defect(
         title="the quickstart fires `mission fire reviewer … --wait` without --policy; the "
         "reference refuses a fire with no envelope",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: init, no default-mission-"
+            'policy: mission fire reviewer "review the payment retry change" '
+            "--wait -> 'Error: no mission envelope: pass --policy <policy>, or "
+            "set a default with `contenox config set default-mission-policy "
+            "<policy>` …', exit 1; mission list: 'No missions recorded.' Note: No"
+            " backend added (refusal precedes any model call); I did not run the "
+            "--policy run control. Binary keeps contenox-cli.md:523 and "
+            'guide/missions.md:44 "If neither is set, the fire is refused rather '
+            'than guessing."; guide/quickstart.md:135 shows the fire without '
+            "--policy and sets no default-mission-policy earlier."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` (no default-mission-policy set); `contenox "
             'mission fire reviewer "review the payment retry change" --wait` exits 1 with '

@@ -220,6 +220,17 @@ TOOLS_TIMEOUT_DEFAULTS_TO_10000 = Case(
     init=False,
     defect=Defect(
         title="`tools add` defaults to a 60000 ms timeout, not 10000",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init. `tools add later --url "
+            'http://127.0.0.1:9` -> \'Registered tools "later" — could not reach endpoint '
+            "…', exit 0. `tools list` -> later  http://127.0.0.1:9  60000ms  you. `tools "
+            "add --help` -> '--timeout int  Request timeout in milliseconds (default "
+            "60000)'. Note: Reproduces. contenox-cli.md:229 and "
+            "integrations/tools/remote.md:63 both say the default is 10000. No page in the "
+            "docs says 60000. Only the binary's own --help does, and it agrees with the "
+            "binary."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "contenox tools add later --url http://127.0.0.1:9\n"
@@ -404,6 +415,17 @@ INJECT_EVERY_CALL = _service_case(
     ),
     defect=Defect(
         title="`tools add --inject` values never reach the service",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: the recording service got 'GET "
+            '/weather?city=Bergen\' and \'POST /notes {"text":"hi2"}\', with no '
+            "tenant_id after 'tools add svc … --inject tenant_id=inj-acme-42' ('2"
+            " tool(s) discovered') Note: I added a Python OpenAPI stub serving "
+            "/openapi.json, and an allow-all envelope [envelopes.e2e_open] "
+            "because under --policy run the svc.get_weather call was held for "
+            "approval and the run timed out. integrations/tools/remote.md:120 "
+            "promises the injected values are merged into every call."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -440,6 +462,16 @@ INJECT_WINS = _service_case(
     received("svc", "POST /notes tenant_id", _note_tenants, expect=["inj-remote-5502"]),
     defect=Defect(
         title="an injected argument does not win over the model's value",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: the model's call {city: Bergen, "
+            "tenant_id: model-tenant} reached the service as 'GET "
+            "/weather?city=Bergen&tenant_id=model-tenant'; inj-acme-42 never "
+            "arrived Note: Done in the same run as A7, with the same stub "
+            "(tenant_id declared as a query parameter) and the allow-all e2e_open"
+            " envelope in place of --policy run. remote.md:120 says '(injected "
+            "values always win)'."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -593,6 +625,18 @@ SKIP_TLS_VERIFY = Case(
     ],
     defect=Defect(
         title="`--insecure-skip-tls-verify` still verifies the certificate",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: tools add intranet --url "
+            "https://127.0.0.1:18443 --insecure-skip-tls-verify -> 'could not "
+            "reach endpoint to count tools'; tools show: 'TLS Verify:Skip', "
+            "'Tools: (could not reach endpoint: … Get "
+            '"https://127.0.0.1:18443/openapi.json": tls: failed to verify '
+            "certificate: x509: certificate signed by unknown authority)' Note: I"
+            " wrote a small python https server (fresh openssl self-signed cert, "
+            "SAN IP:127.0.0.1) serving an OpenAPI 3 spec on every GET; its log "
+            "shows no completed request."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# an OpenAPI service on https://127.0.0.1:<port> with a fresh "

@@ -50,11 +50,26 @@ WORKED_RUN = Case(
     probes=[probe("missions", missions), probe("backends", backends)],
 )
 
+# docs disagree: scripted-test-backend.md's worked run (:164-187) never runs `contenox init`
+# and prints "finished: landed"; the reference has the `run` declaration and its envelope
+# come from init (contenox-cli.md:81 "the preseeded `run` declaration", :317 init "seeds
+# `agents.toml`", :319 each envelope of agents.toml is what a policy name resolves to).
+# v1.0.0 does what the reference says: refused on a fresh home, landed once init ran.
 WORKED_RUN_AS_DOCUMENTED = Case(
-    name="the worked run exactly as documented lands on a fresh home",
+    name="the worked run exactly as documented is refused on a fresh home and lands after init",
     script=WORKED_RUN_DIALOG,
     init=False,
     steps=[
+        step(
+            "run",
+            "--policy",
+            "run",
+            "report what you know",
+            exit_code="non-zero",
+            stdout_lacks=["scripted run reporting home"],
+            notices_has=['hitl policy "run" could not be loaded'],
+        ),
+        step("init"),
         step(
             "run",
             "--policy",
@@ -65,7 +80,23 @@ WORKED_RUN_AS_DOCUMENTED = Case(
         ),
     ],
     defect=Defect(
-        title="the worked run of scripted-test-backend.md fails on a fresh home",
+        title=(
+            "the worked run of scripted-test-backend.md needs a `contenox init` the page never runs"
+        ),
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: case error. Saw: without init: 'Error: invalid "
+            'parameter value: hitlPolicyName: hitl policy "run" could not be '
+            "loaded…', exit 1. After adding 'contenox init': 'scripted run "
+            "reporting home' / 'Mission … finished: landed', exit 0 Note: Without"
+            " init I saw exactly what the report says. The page never claims to "
+            "work on an uninitialised home, though. The docs have init seed "
+            "agents.toml, where the run envelope is declared "
+            "(guide/chains/naming.md:84), and writing-a-chain.md:46 says to run "
+            "contenox init first. With that one line added, the page's promise "
+            "holds. The error not naming init is a usability point, not a broken "
+            "promise."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"   # no contenox init: the '
             "page never runs it\n"
@@ -73,19 +104,27 @@ WORKED_RUN_AS_DOCUMENTED = Case(
             "./dialog.json   # the page's dialog\n"
             "contenox config set default-provider scripted-test; contenox config set "
             "default-model scripted-test\n"
-            'contenox run --policy run "…"   # the page\'s command\n'
+            'contenox run --policy run "report what you know"   # the page\'s command\n'
             '# Error: invalid parameter value: hitlPolicyName: hitl policy "run" '
-            "could not be loaded: it must name an existing policy; exit 1"
+            "could not be loaded: it must name an existing policy; exit 1\n"
+            "contenox init\n"
+            'contenox run --policy run "report what you know"\n'
+            "# stdout: scripted run reporting home; stderr: Mission … finished: landed"
         ),
         promised='development/scripted-test-backend.md:187 "# stderr: Mission … finished: landed"',
         observed=(
-            "exit 1: the `run` envelope exists only after `contenox init`, which the "
-            "page never mentions, and the error does not name it"
+            "exit 1 on a fresh home: the `run` envelope exists only after `contenox init`, "
+            "as the reference says; after init the worked run lands"
         ),
         bears_on=(
+            'reference/contenox-cli.md:81 "with no agent named, the preseeded `run` '
+            'declaration handles it"',
+            'reference/contenox-cli.md:317 "It also seeds `agents.toml` and an `agents/` '
+            'directory"',
             'reference/contenox-cli.md:319 "transpiled into `.generated/hitl-policy-<name>.json` '
             'instead, on every run rather than once at init"',
         ),
+        docs_disagree=True,
     ),
 )
 
@@ -146,6 +185,18 @@ PIPED_STDIN_TRAVELS_IN_THE_INTENT = Case(
     ],
     defect=Defect(
         title="`run` refuses piped stdin: 'intent must be a single line'",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init, scripted backend (report, "
+            "finish, text). `echo 'the piped body' | contenox run --policy run 'summarise "
+            "this'` -> stderr 'Error: intent must be a single line', exit 1. `mission list` "
+            "-> 'No missions recorded.' Note: Reproduces. `contenox run --help` says 'Piped "
+            "stdin is the material the task is about… the piped body travels inside it, "
+            "appended … between --- begin piped stdin --- and --- end piped stdin ---'. "
+            'Top-level --help shows `git diff | contenox "<task>"`, and the run agent\'s '
+            "own system prompt expects that block. contenox-cli.md's run section says "
+            "nothing about stdin. No page says piped stdin is refused."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

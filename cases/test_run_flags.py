@@ -48,6 +48,21 @@ MODEL_PICKS_ANOTHER_MODEL_FOR_A_RUNS_MISSION_UNIT = Case(
     ],
     defect=Defect(
         title="`run --model` does not reach the mission unit",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME; two scripted-test backends: house "
+            "(script model house-model, report 'served by the default model') and named "
+            "(model named-model, report 'served by named-model'); default-provider "
+            "scripted-test, default-model house-model. `contenox run --model named-model "
+            "--policy run --timeout 60s report` printed 'served by the default model', exit "
+            "0, and stderr logged model=house-model 4 times. "
+            "`CONTENOX_DEFAULT_MODEL=named-model contenox run --policy run report` printed "
+            "'served by named-model'. With default-model set to \"\", `run --model "
+            "named-model …` exited 1: 'agentinstance: session/new: … contenox is not "
+            "configured yet: no default-model is set'. Note: contenox-cli.md:21 documents "
+            "--model as the model override for this invocation. It does not reach the "
+            "mission unit (the child acp), and n..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -108,6 +108,19 @@ FIRST_WORD_NAMING_NO_AGENT_IS_PART_OF_THE_TASK = Case(
     ],
     defect=Defect(
         title="`run`'s first argument is taken as an agent even when it names none",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME, scripted backend default (mission "
+            "dialog). `contenox run --policy run report what` printed 'Error: resolve agent "
+            '"report": libdb: not found\', exit 1. `contenox run --policy run summarise '
+            "the tree` printed 'Error: accepts between 1 and 2 arg(s), received 3'. "
+            'Control: `contenox run --policy run "summarise the tree"` landed. Note: '
+            "contenox-cli.md:81 says the first argument is an agent only when it names one, "
+            "and part of the task otherwise. No doc page says the task must be one quoted "
+            "argument. Only `run --help` says so ('Quote the task as ONE argument', usage "
+            '`run [agent] "<task>"`), and the help is the binary\'s own text, not a doc '
+            "page. An undeclared first word is always resolved as an agent."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -516,6 +516,21 @@ DECLARED_USAGE_IS_THE_TOKEN_ACCOUNTING = Case(
     ],
     defect=Defect(
         title="a turn's declared usage is not its token accounting",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init; scripted dialog "
+            "[{text:'general'},{text:'counted "
+            "reply',usage:{prompt_tokens:111,completion_tokens:22,total_tokens:133}}]. I "
+            "drove `contenox acp` with my own small stdio JSON-RPC client (initialize, "
+            "session/new, session/prompt 'hello'): streamed 'counted reply', usage_update "
+            "used 7149 size 32768, end_turn. `state show <req> --raw`: chain-acp-route, "
+            "then chain-acp-general-agent with providerType scripted-test and tokenUsage "
+            "{prompt:0, completion:3, total:3}. Control in a fresh env without `usage`: the "
+            "same tokenUsage {0,3,3} and the same used 7149. Note: Reproduces. The declared "
+            "usage is ignored. scripted-test-backend.md:138 says usage is 'reported as the "
+            "turn's token accounting', and :236-237 says counts come from the estimating "
+            "tokenizer 'unless a turn declare..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; a scripted-test default backend whose dialog "
             "is `general`, then a turn `counted reply` with `usage: {prompt_tokens: 111, "

@@ -237,6 +237,15 @@ THE_CONTROL_PLANE_IS_NEVER_A_HOSTS_WORKSPACE = Case(
     script=IDLE,
     defect=Defect(
         title="`contenox serve ~/.contenox` serves the control plane as a workspace",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: timeout 10 contenox serve ~/.contenox"
+            " -> banner 'Workspace    <home>/.contenox' (setup-only, no model), "
+            "runs until timeout kills it (rc 124) Note: Nothing added (no "
+            "backend; it served setup-only, which still shows ~/.contenox as the "
+            "workspace). contenox-cli.md:142 'never a workspace, on any shape. "
+            "There is no setting that turns this off.'"
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "timeout 5 contenox serve ~/.contenox\n"

@@ -42,6 +42,15 @@ PIPED_STDIN = Case(
     ],
     defect=Defect(
         title="`setup` guesses a default model when piped stdin runs out",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: printf '1\\n' | contenox setup → "
+            "'Model [qwen3:8b]: ✓ Provider: ollama ✓ Model:    qwen3:8b', exit 0;"
+            " config get default-model: 'qwen3:8b  (global)' Note: Reproduced as "
+            "written. With stdin at EOF at the model prompt, the wizard took the "
+            "bracketed default and saved it, against contenox-cli.md:46 ('will "
+            "not guess a default from a closed or piped stdin')."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"\n'
             "printf '1\\n' | contenox setup; echo \"exit $?\"\n"

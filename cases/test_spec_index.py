@@ -118,6 +118,21 @@ DEBUG_LOGS_MORE = Case(
     name="a chain with debug true logs task level detail at debug level",
     defect=Defect(
         title="a chain's `debug: true` logs nothing more",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Two fresh HOME+workspace pairs, identical except for "
+            "the chain's top-level debug flag. Each had .contenox/chain-agent-dbg.json (id "
+            "dbg, token_limit 32768, act[tools mission] -> tools -> act), an allow-all "
+            "envelope .contenox/hitl-policy-allowall.json, and a scripted dialog "
+            "mission_finish landed, then text. `mission fire dbg go --policy "
+            "hitl-policy-allowall.json --wait 2> debug.log` -> 'finished: landed', exit 0, "
+            "in both. debug:true gave 116 level= lines, all level=INFO; debug:false gave "
+            "the same 116 all-INFO lines. The sorted (msg, operation, subject) sets are "
+            "identical. Neither run wrote a *.log under ~/.contenox or .contenox. Note: "
+            "Reproduces. specification/index.md:39 says debug 'Enable verbose task-level "
+            "logging'. No other page qualifies it. I did not test the `chat --chain` part "
+            "of th..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

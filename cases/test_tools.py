@@ -181,11 +181,32 @@ DENIED_SUBSTRING = _mission(
     files={"node_modules/pkg/index.js": "denied-content-8813\n"},
 )
 
+# The control: the same read, the file one directory off the denied substring.
+DENIED_SUBSTRING_CONTROL = _mission(
+    _touch(ToolCall("read_file", {"path": "vendor_modules/pkg/index.js"})),
+    "touch the files",
+    model_saw("denied-content-8813"),
+    name="read_file returns the same file off the denied path substring",
+    files={"vendor_modules/pkg/index.js": "denied-content-8813\n"},
+)
+
 UNREAD_OVERWRITE = _mission(
     _touch(ToolCall("write_file", {"path": "notes.txt", "content": "clobbered\n"})),
     "touch the files",
     workspace_file("notes.txt", expect="original\n"),
     name="write_file over an unread existing file is refused until it is read",
+    files={"notes.txt": "original\n"},
+)
+
+# The control: the same write, the file read first; it is overwritten.
+READ_THEN_OVERWRITE = _mission(
+    _finish(
+        ToolCall("read_file", {"path": "notes.txt"}),
+        ToolCall("write_file", {"path": "notes.txt", "content": "clobbered\n"}),
+    ),
+    "touch the files",
+    workspace_file("notes.txt", expect="clobbered\n"),
+    name="write_file over an existing file once read overwrites it",
     files={"notes.txt": "original\n"},
 )
 
@@ -197,6 +218,17 @@ LOCAL_SHELL_SERVED = _mission(
     name="under run a local_shell call is served by the runtime itself",
     defect=Defect(
         title="local.md says run serves no local_shell; contenox-cli.md says it does",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: run landed, exit 0; tool "
+            'result content: \'{"exit_code":0,"stdout":"from-the-'
+            'shell-6612","stderr":"","success"…\'; no \'tool local_shell not found\''
+            " Note: I added the three-turn dialog (local_shell, mission_finish, "
+            "text) as the report describes, and the request id came from state "
+            "list. The binary matches reference/contenox-cli.md:90 ('the runtime "
+            "serves `local_fs` and `local_shell` itself') and contradicts "
+            "integrations/tools/local.md:11."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -245,11 +277,32 @@ LOCAL_FS_FIVE = _mission(
     name="a local_fs task offers exactly its five tools",
 )
 
+# The shell gate's own refusal, as the tool result the model is sent.
+_NOT_ALLOWED = "command id is not in this chain's allowed commands"
+
 SHELL_OUTSIDE_ALLOWED = _mission(
     _touch(ToolCall("local_shell", {"command": "id"})),
     "touch the files",
     model_saw("uid=", seen=False),
+    model_saw(_NOT_ALLOWED),
     name="local_shell refuses a command outside the allowed commands",
+)
+
+# The control: the same call with `id` added to the [tools_policies.local_shell]
+# _allowed_commands `init` wrote to agents.toml (only the gate changed); it runs.
+SHELL_INSIDE_ALLOWED = _mission(
+    _touch(ToolCall("local_shell", {"command": "id"})),
+    "touch the files",
+    model_saw("uid="),
+    model_saw(_NOT_ALLOWED, seen=False),
+    name="local_shell runs the same command once the allowed commands name it",
+    before=[
+        edit(
+            "agents.toml",
+            replace={'_allowed_commands = "ls,cat,': '_allowed_commands = "id,ls,cat,'},
+            under="contenox",
+        )
+    ],
 )
 
 
@@ -289,6 +342,17 @@ READ_DENIED = _mission(
     policy="e2e_noread",
 )
 
+# The control: the same envelope with files.read turned to allow; the content comes back.
+READ_ALLOWED = _mission(
+    _finish(ToolCall("read_file", {"path": "inside.txt"})),
+    "read",
+    model_saw("inside-content-5530"),
+    name="files.read allow in the same envelope lets read_file return the content",
+    files={"inside.txt": "inside-content-5530\n"},
+    envelope=_envelope_step("e2e_noread", 'default_action = "allow"\nfiles.read = "allow"'),
+    policy="e2e_noread",
+)
+
 
 def _rec_server() -> tuple[str, str]:
     """``mcp add``'s --command and --args for the recording server, its record in the home."""
@@ -317,6 +381,20 @@ CONNECTED_TOOL_DEFAULT = Case(
         ),
         step("run", "--policy", "e2e_fs_only", "--timeout", "40s", "note", exit_code=None),
         probe("calls the server received", _rec_calls, expect=[]),
+    ],
+)
+
+# The control: the same envelope whose default_action is allow; the call reaches the server.
+CONNECTED_TOOL_DEFAULT_ALLOW = Case(
+    name="a connected tool runs when the envelopes default action is allow",
+    script=_finish(ToolCall("note", {"text": "hi", "tenant_id": "t"})),
+    steps=[
+        _ADD_REC,
+        _envelope_step(
+            "e2e_fs_only", 'default_action = "allow"\nfiles.read = "allow"\nfiles.write = "allow"'
+        ),
+        step("run", "--policy", "e2e_fs_only", "--timeout", "40s", "note", exit_code=None),
+        probe("calls the server received", _rec_calls, expect=["note"]),
     ],
 )
 
@@ -628,6 +706,16 @@ NOW_MACRO = _chain_case(
     probe("NOW is RFC3339", _now_is_rfc3339, expect=True),
     defect=Defect(
         title="{{now}} renders the date alone, not RFC3339",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: first system message: "
+            "'NOW=2026-12-02' — the date alone, no time, no zone Note: I added a "
+            "one-text-turn dialog and a minimal c.json (one chat_completion task,"
+            " system_instruction 'NOW={{now}}', model/provider "
+            "{{var:model}}/{{var:provider}}). The request id came from state "
+            "list. No doc line says a bare {{now}} gives the date; only "
+            "{{now:2006-01-02}} does (concepts.md:140)."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -665,59 +753,164 @@ def _hidden(tools: list[str], hidden: list[str]) -> dict[str, Any]:
     return chain
 
 
+_HIDDEN_CHAIN = _hidden(["native-echo", "native-jq"], ["native-echo.echo"])
+_HIDDEN_CALL = ToolCall("echo", {"input": "hidden-echo-4410"})
+_ECHOED = '"content": "hidden-echo-4410"'
+# The hand reproduction, every file verbatim (its first reading had only a prose
+# sketch of the chain and tried it under `contenox chat`, whose surface has no
+# native-echo). The case itself also connects `rec`, which the reproduction does not need.
+_HIDDEN_DIALOG = {
+    "turns": [
+        {"text": "Calling.", "tool_calls": [{"name": "echo", "arguments": _HIDDEN_CALL.arguments}]},
+        {"text": "Done."},
+    ]
+}
+
 HIDE_TOOLS = _chain_case(
     "hide_tools suppresses a tool the allowlist selected",
-    _hidden(["native-echo", "native-jq"], ["native-echo.echo"]),
-    [ToolCall("echo", {"input": "hidden-echo-4410"})],
+    _HIDDEN_CHAIN,
+    [_HIDDEN_CALL],
+    # Only the offer: whether the chat task's hide_tools alone also stops the call where it
+    # executes is where guide/chains/routing.md:53 and :67 disagree (the second reading).
     _offered("echo not offered", lambda roster: "echo" not in roster.get("native-echo", [])),
-    model_saw("tool echo not found"),
     defect=Defect(
-        title="execute_config.hide_tools suppresses nothing",
+        title="execute_config.hide_tools leaves the hidden tool in the manifest the model is shown",
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: could not reproduce from the text. Saw: with hide_tools: system message '{}' "
-            '(no manifest entry at all, native-jq included), tool result \'{"error":"tool echo not '
-            "found\"}', reply 'final reply'. Control, no hide_tools: tools [\"native-echo\"] "
-            "→ system"
-            " '{}' and 'tool echo not found' again; tools [\"*\"] → system '{\"local_fs\":[\"ed"
-            'it_file"'
-            ',"read_file","read_file_range","sed","write_file"],"local_shell":["local_shell"]}\' '
-            "and echo still 'not found' Note: I could not see what the case says it saw. Under "
-            "`contenox chat` in v1.0.0, native-echo is never in the {{tools}} manifest and `echo` "
-            "never resolves, hidden or not, so this surface cannot show hide_tools doing anything "
-            "either way. The text does not give c.json verbatim (handler names, whether "
-            "execute_tool_calls also carries hide_tools, how native-echo got onto the chat "
-            "surface). Needed: the exa..."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Case's commands verbatim (fresh HOME/W, e2e_open "
+            "envelope, workspace chain-agent-allowlist.json, scripted dialog, `mission fire "
+            "allowlist go --wait --policy e2e_open --timeout 60s`): rc=1, derailed with "
+            "'scripted-test script ... is exhausted' as the case expects. state show --raw "
+            "of the first run: the system message reads 'Available tools (tools -> function "
+            'names):\\n{"native-echo":["echo"],"native-jq":["jq_query"]}\' and the '
+            'tool result "content": "hidden-echo-4410" comes back; no \'not found\'. Same '
+            'with hide_tools ["echo"]. Control (fresh HOME/W, hide_tools '
+            "[\"native-echo.echo\"] ALSO on the execute_tool_calls task 'run'): the "
+            "manifest still lists echo, but the call is refused: 'native-echo.echo is "
+            "hidden for task run'. Note: Reproduces for the part that matters, but the "
+            "title is too broad. ..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
-            "# dialog.json: the turns below, as scripted-test-backend.md writes a "
-            "dialog\n"
-            "contenox backend add scripted --type scripted-test --script "
-            "./dialog.json\n"
+            "cat >> ~/.contenox/agents.toml <<'T'\n"
+            "[envelopes.e2e_open]\n"
+            'default_action = "allow"\n'
+            "T\n"
+            "cat > dialog.json <<'J'\n" + json.dumps(_HIDDEN_DIALOG) + "\nJ\n"
+            "# the chain: fired as a workspace chain-agent, where native-echo is on the surface\n"
+            "cat > .contenox/chain-agent-allowlist.json <<'J'\n"
+            + json.dumps(_HIDDEN_CHAIN)
+            + "\nJ\n"
+            "contenox backend add scripted --type scripted-test --script ./dialog.json\n"
             "contenox config set default-provider scripted-test\n"
             "contenox config set default-model scripted-test\n"
-            "# ~/.contenox/agents.toml: append [envelopes.e2e_open] "
-            'default_action = "allow"\n'
-            "# .contenox/chain-agent-allowlist.json: task 'ask' (chat_completion,\n"
-            "#   system_instruction 'Available tools (tools -> function names):\\n{{tools}}',\n"
-            '#   execute_config {model: "{{var:model}}", provider: "{{var:provider}}",\n'
-            '#   tools: ["native-echo", "native-jq"], hide_tools: ["native-echo.echo"]},\n'
-            "#   tool_call -> run, default -> end) and task 'run' (execute_tool_calls,\n"
-            '#   input_var ask, execute_config {tools: ["native-echo", "native-jq"]}, -> ask)\n'
-            "# dialog: a turn calling echo {input: hidden-echo-4410}, then 'Done.'\n"
             "contenox mission fire allowlist go --wait --policy e2e_open --timeout 60s\n"
-            "contenox state list; contenox state show <the first request> --raw\n"
-            '# its system message lists {"native-echo":["echo"], …} and the echo call '
-            'executes (also with hide_tools ["echo"]); under `contenox chat` the chain '
-            "never reaches native-echo: the surface is the fired chain-agent"
+            "# derailed in the end ('script … is exhausted': the chain has no mission_finish, "
+            "so the unit prompts it again); what matters is its first run:\n"
+            "for r in $(contenox state list); do contenox state show $r --raw "
+            '| grep -o \'native-echo[^,]*\\|"content": "hidden-echo-4410"\'; done\n'
+            '# prints native-echo\\":[\\"echo\\"] (the manifest in the system message '
+            'offers the hidden echo) and "content": "hidden-echo-4410" (the echo ran and '
+            "its result came back), never 'tool echo not found'; the same with "
+            'hide_tools ["echo"]'
         ),
         promised=(
             'specification/handlers.md:36 "Tools to suppress (by namespaced name) '
             'from both the registry tools selected via"'
         ),
-        observed="the hidden tool is listed to the model and runs",
+        bears_on=(
+            'integrations/tools/index.md:47 "Use `{{tools}}` in your `system_instruction` to '
+            "inject the live tool manifest. It respects the task's `tools` allowlist — the "
+            'model only sees what the task permits"',
+            'guide/chains/routing.md:53 "This is enforced when a call executes, not merely by '
+            'omitting the tool from what the model was offered"',
+            'guide/chains/routing.md:65 "the same withholding is repeated on the paired '
+            "`execute_tool_calls` task, because a tool withheld only where the model is asked "
+            'would still run where calls are executed."',
+        ),
+        observed=(
+            "the {{tools}} manifest in the system message still lists native-echo: [echo] "
+            "(with hide_tools ['native-echo.echo'] and with ['echo']); that the call then runs "
+            "is not asserted: routing.md:53 and :67 disagree on it"
+        ),
     ),
+)
+
+
+# docs disagree: guide/chains/routing.md:53 says a task's hide_tools "is enforced when a
+# call executes"; :67 of the same page says the withholding must be repeated on the paired
+# execute_tool_calls task, "because a tool withheld only where the model is asked would
+# still run where calls are executed". v1.0.0 does what :67 says: the case asserts that,
+# and its control (hidden on both tasks, only that changes) shows the call refused.
+HIDDEN_ON_THE_CHAT_TASK_ONLY_RUNS = _chain_case(
+    "a tool hidden only on the chat task still runs where calls execute",
+    _HIDDEN_CHAIN,
+    [_HIDDEN_CALL],
+    # The echo's result (its input echoed back as a tool message), not the call's arguments.
+    model_saw(_ECHOED),
+    model_saw("is hidden for task run", seen=False),
+    defect=Defect(
+        title="a tool hidden only where the model is asked still runs where calls execute",
+        reproduce=(
+            "the files and commands of the hide_tools quarantine above (_HIDDEN_CHAIN: hide_tools "
+            '["native-echo.echo"] on the chat task `ask` only), `contenox mission fire '
+            "allowlist go --wait --policy e2e_open --timeout 60s`; `contenox state show <first "
+            'run> --raw` holds the echo\'s result "hidden-echo-4410". With the same hide_tools '
+            "also on the execute_tool_calls task `run`, the call is refused: 'native-echo.echo "
+            "is hidden for task run'"
+        ),
+        promised=(
+            'guide/chains/routing.md:53 "This is enforced when a call executes, not merely by '
+            "omitting the tool from what the model was offered, so a model that asks for a "
+            'withheld tool anyway still cannot run it."'
+        ),
+        observed="the echo hidden on the chat task alone runs and its result comes back",
+        bears_on=(
+            'guide/chains/routing.md:65 "the same withholding is repeated on the paired '
+            "`execute_tool_calls` task, because a tool withheld only where the model is asked "
+            'would still run where calls are executed."',
+        ),
+        docs_disagree=True,
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: fresh HOME, scripted-test default (dialog: 'Calling.' + "
+            "echo {input: 'hidden-echo-4410'}, then text turns); envelope e2e_open "
+            "(default_action allow); my own .contenox/chain-agent-allowlist.json (the "
+            "quarantine's _HIDDEN_CHAIN was not available to me): chat task `ask` with tools "
+            '["*"], hide_tools ["native-echo.echo"], tool_call → execute_tool_calls task `run` '
+            "(input_var ask) → ask. `mission fire allowlist go --wait --policy e2e_open` (the "
+            "mission itself never finishes — no mission_finish in the dialog — and times out; "
+            "irrelevant). `state show <cli-…> --raw`: ask tool_call; run tools_executed with tool"
+            " message 'hidden-echo-4410'. With the same hide_tools + tools also on `run`: run "
+            'no_calls_found, tool message \'{"error":"tool native-echo.echo is hidden for task '
+            "run\"}'. Note: guide/chains/routing.md:53 reads as if hide_tools on its own is "
+            "'enforced when a call executes … so a model that asks for a withheld tool anyway "
+            "still cannot run it'. But the same page, guide/chains/routing.md:65, says 'the same "
+            "withholding is repeated on the paired `execute_tool_calls` task, because a tool "
+            "withheld only where the model is asked would still run where calls are executed' — "
+            "exactly the binary's behaviour. specification/handlers.md:36 describes hide_tools on"
+            " chat_completion only as suppression from what is offered ('Tools to suppress … from"
+            " both the registry tools selected via `tools` and any client-passed tools'). Read "
+            "together, the enforcement at execution is the execute task's own hide_tools, which "
+            "works; line 53 alone overstates it."
+        ),
+    ),
+)
+
+
+def _hidden_on_both(tools: list[str], hidden: list[str]) -> dict[str, Any]:
+    chain = _hidden(tools, hidden)
+    chain["tasks"][1]["execute_config"]["hide_tools"] = hidden
+    return chain
+
+
+# The control: the same chain and call, the withholding repeated on the runner task.
+HIDDEN_ON_BOTH_TASKS_IS_REFUSED = _chain_case(
+    "a tool hidden on the chat task and on its runner is refused where calls execute",
+    _hidden_on_both(["native-echo", "native-jq"], ["native-echo.echo"]),
+    [_HIDDEN_CALL],
+    model_saw("is hidden for task run"),
+    model_saw(_ECHOED, seen=False),
 )
 
 
@@ -834,18 +1027,19 @@ GATED_WRITE_DIFF = Case(
     defect=Defect(
         title="a gated write's approval carries no diff",
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: real. Saw: session/request_permission toolCall: title 'local_fs.write_file: "
-            "fresh.txt', kind edit, content [{type: content, content: {type: text, text: "
-            "'fresh.txt'}}], rawInput {content: 'diff-line-7120\\n', path: fresh.txt}, _meta "
-            "policyName hitl-policy-default.json matchedRule 47. The permission request has no "
-            "diff entry and no '+diff-line-7120' (there is no '+diff-line' anywhere in the "
-            "transcript). Only after Allow does a tool_call_update with status completed carry "
-            "{type: diff, path: …/fresh.txt, new... Note: Reproduces. The approval prompt carries "
-            "only the path and the raw arguments. An ACP diff appears only in the completed update"
-            " after approval, so it can't be reviewed before approving. A new file is the case "
-            "local.md:70 says is always established, so its 'without a diff' escape doesn't apply."
-            " I grepped the docs and no page says an ACP ask leaves the diff out."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME, scripted default with dialog "
+            "['general', write_file{path:fresh.txt, content:'diff-line-7120\\n'}, 'Done.']; "
+            "fresh.txt did not exist. I drove `contenox acp` with my own Python client: "
+            "initialize, session/new, session/prompt. session/request_permission toolCall = "
+            "{title:'local_fs.write_file: fresh.txt', kind:'edit', "
+            "content:[{type:'content', content:{type:'text', text:'fresh.txt'}}], "
+            "rawInput:{content:'diff-line-7120\\n', path:'fresh.txt'}, _meta:{askId, "
+            "matchedRule 47, policyName hitl-policy-default.json, …}}. No message in the "
+            "whole exchange had a 'diff' content item or '+diff-line-7120'. Note: "
+            "integrations/tools/local.md:70 says a gated write_file's approval carries a "
+            "unified diff, and a new file shows as an addition. The page's only exception "
+            "is when the current contents can..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'

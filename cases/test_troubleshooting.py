@@ -371,6 +371,21 @@ A_RESPONDER_WITH_NO_MODEL_IS_REFUSED = Case(
     ],
     defect=Defect(
         title=("`approvals respond` with no usable model records the verdict and drops the ask"),
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace; scripted dialog: local_shell "
+            "{command:echo,args:[hi]}, mission_report, mission_finish, text. `run --policy "
+            "run --timeout 2s echo` -> exit 1 'did not finish within 2s'; `approvals list` "
+            "shows permission ask scripted-test-0-0-00e9 (local_shell echo hi, 6d). "
+            "`backend remove scripted`; `approvals respond <id> --approve` -> exit 1 "
+            "'Error: respond to ask …: hitlservice: verdict for approval … recorded, but "
+            "resuming its suspended run failed: agentservice: the mission behind this "
+            "checkpoint already finished; the suspended run is not resumable (mission … is "
+            "\"derailed\" …)'; `approvals list` -> 'No pending asks.' Second fresh run, "
+            "this time with default-model and default-provider set to '' (no model "
+            "configured at all): same message, same empty list. Note: Reproduces: with no "
+            "us..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -387,6 +387,19 @@ SPLICES_DIRS = _pinned(
     probe("trusted_binaries.dirs", _declared_dirs, expect=[str(_ECHO_PATH.parent)]),
     defect=Defect(
         title="hitl trust writes the binary's hash but not its directory into dirs",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: hitl trust --policy hitl-policy-"
+            "pinned.json echo -> 'updated … (1 declared binaries)'; file gets "
+            '\'"trusted_binaries": {"hashes": {"/usr/bin/echo": "a049…"}}\' and no '
+            "dirs; --list: 'dirs: (none declared — any directory a name resolves "
+            "from is accepted…)' Note: I had to write the policy in the page's "
+            "when-array form ([{key:command, op:command_prefix_allowlist, "
+            'value:"echo"}]) — other forms are refused by validation. The page\'s '
+            "example output right after line 87 (lines 89-100) shows dirs spliced"
+            " in with hashes; line 142 notes hashes-only is a valid hand-written "
+            "pin but does not describe the verb's output."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-pinned.json` holding a "
             "policy with no trusted_binaries block (default deny, `local_shell` allowed by "
@@ -549,12 +562,19 @@ COPY_TARGET_NAMED = Case(
     defect=Defect(
         title="hitl trust --policy on a rendered global envelope names a workspace copy to make",
         second_reading=(
-            "2026-12-01, a second reader with only this text and the docs, in a fresh "
-            "scratch home: real. Saw: exit 1; the same two lines as Q04: '… is "
-            "rendered from [envelopes.default] …' and 'Copy it to "
-            "<workspace>/.contenox/hitl-policy-default.json first (a top-level copy "
-            "shadows the rendered one), …' Note: Duplicate of Q04 with an explicit "
-            "--policy."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME + empty workspace, `init` (workspace "
+            ".contenox/ holds only workspace.id). `hitl trust --policy "
+            "hitl-policy-default.json echo` -> exit 1, 'Error: "
+            "<HOME>/.contenox/.generated/hitl-policy-default.json is rendered from "
+            "[envelopes.default] in agents.toml and is rewritten on every run — a hash "
+            "declared there would be silently discarded.' and 'Copy it to "
+            "<WORKSPACE>/.contenox/hitl-policy-default.json first (a top-level copy shadows "
+            "the rendered one), then re-run; or pass --policy with an explicit path'. Note: "
+            "Reproduces. trusted-binaries.md:178 shows the message naming "
+            "~/.contenox/hitl-policy-default.json, and :182 calls that per-host copy 'the "
+            "intended home'. The binary names the workspace copy instead, although the "
+            "refused render is the global ~/.contenox/.generated one. A workspace..."
         ),
         reproduce=(
             "in a scratch HOME (an empty workspace), `contenox init`; `contenox hitl trust "

@@ -61,11 +61,31 @@ def listed(name: str) -> re.Pattern[str]:
     return re.compile(rf"\s{re.escape(name)}\s+discovered\s+chain\s+true")
 
 
-THE_FIRST_AGENT_IS_LISTED = Case(
-    name="first agent the reviewer file written in the tutorial is listed as a discovered agent",
+# docs disagree: first-agent.md:40/48 says its reviewer.md (tools: read_file, write_file) is
+# the whole agent and lists as discovered; guide/agents.md:94-97 names the tool names that
+# resolve out of the box (Read, Write, …) and says a declaration where none resolves fails.
+# v1.0.0 does the latter: the case asserts the refusal; its control below only renames
+# the tools to the ones agents.md lists, and the declaration is listed.
+THE_FIRST_AGENT_IS_REFUSED = Case(
+    name="first agent the reviewer file written in the tutorial is refused for its tool names",
     defect=Defect(
         title="the first agent tutorial's reviewer declaration is refused: read_file and "
         "write_file resolve to nothing",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: docs disagree. Saw: Fresh HOME+workspace, init; "
+            ".contenox/agents/reviewer.md copied byte for byte from first-agent.md's "
+            "markdown block (tools: read_file, write_file). `agent list` -> exit 0, and "
+            "stderr prints 'refused  <W>/.contenox/agents/reviewer.md: agentdecl: none of "
+            "this declaration's tools resolve to anything connected here: read_file, "
+            "write_file. contenox hosts local_fs, local_shell, webtools and git; …'. The "
+            "listed 'reviewer' row is the one init seeded in ~/.contenox/agents/reviewer.md "
+            '(tools: "*", posture: read_only). Note: Reproduces, but other pages say the '
+            "refusal is right. guide/agents.md:94-97: 'Tool names resolved out of the box: "
+            "Read, Write, Edit, Bash, PowerShell, Glob, Grep, WebFetch. An unknown name is "
+            "dropped and reported; … A declaration where no tool resolves fails.' "
+            "guide/agen..."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; the tutorial's `.contenox/agents/reviewer.md` "
             "(tools: read_file, write_file); `contenox agent list` prints on stderr 'refused  "
@@ -79,9 +99,35 @@ THE_FIRST_AGENT_IS_LISTED = Case(
             'guide/tutorials/first-agent.md:48 "reviewer  discovered"'
         ),
         observed="'refused  …/reviewer.md: … none of this declaration's tools resolve …'",
+        bears_on=(
+            'guide/agents.md:94-97 "Tool names resolved out of the box: Read, Write, Edit, Bash, '
+            'PowerShell, Glob, Grep, WebFetch. … A declaration where no tool resolves fails."',
+        ),
+        docs_disagree=True,
     ),
     script=UNASKED,
     files={".contenox/agents/reviewer.md": REVIEWER},
+    steps=[
+        step(
+            "agent",
+            "list",
+            notices_has=[
+                "reviewer.md: agentdecl: none of this declaration's tools resolve to anything "
+                "connected here: read_file, write_file"
+            ],
+        ),
+    ],
+)
+
+# The control: the tutorial's file with only its tool names changed to two agents.md lists.
+THE_FIRST_AGENT_WITH_RESOLVING_TOOLS_IS_LISTED = Case(
+    name="first agent the tutorial s reviewer naming read and write is listed as discovered",
+    script=UNASKED,
+    files={
+        ".contenox/agents/reviewer.md": REVIEWER.replace(
+            "tools: read_file, write_file", "tools: Read, Write"
+        )
+    },
     steps=[
         step("agent", "list", stdout_has=[listed("reviewer")], notices_lacks=["refused"]),
     ],
@@ -111,6 +157,16 @@ THE_FIRST_AGENT_RUNS_AS_PRINTED = Case(
     defect=Defect(
         title="first-agent.md fires the reviewer without --policy; the reference refuses a "
         "fire with no envelope",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: 'Error: no mission envelope:"
+            " pass --policy <policy>, or set a default with …', exit 1; 'No "
+            "missions recorded.' Note: Fresh home plus init, default-mission-"
+            "policy empty. The binary keeps reference/contenox-cli.md:523 and "
+            "guide/missions.md:44 ('the fire is refused rather than guessing'). "
+            "guide/tutorials/first-agent.md:54 fires without --policy, and the "
+            "page never sets the key. quickstart.md:135 does the same."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` (no default-mission-policy set); `contenox "
             'mission fire reviewer "review payments.go" --wait --timeout 60s` exits 1 with '
@@ -516,6 +572,15 @@ THE_ENVELOPE_IS_ACTIVATED_FOR_THE_WORKSPACE = Case(
     defect=Defect(
         title="vault-agent.md says default-mission-policy is set for the workspace; config.md "
         "lists it as a global key",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: '✓  default-mission-policy ="
+            " hitl-policy-vault.json  (global)' Note: Reproduced as written. The "
+            "binary agrees with reference/config.md:115 ('| `default-mission-"
+            "policy` | global |') and reference/contenox-cli.md:425 (it is listed"
+            " under 'Valid global keys'). Only guide/tutorials/vault-"
+            "agent.md:224/227 show '(workspace)'."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init` in the workspace; `contenox config set "
             "default-mission-policy hitl-policy-vault.json` prints '✓  default-mission-policy "
@@ -619,6 +684,19 @@ THE_VAULT_MISSION_LANDS = Case(
     defect=Defect(
         title="vault-agent.md shows the vaultfiler mission landed; mission-agent.md says the "
         "same chain without the mission toolset never ends",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: vault tutorial files "
+            "verbatim (vet ok), dialog ls/read/write/'Filed 1 note…': "
+            "vault/meeting-notes.md written, then 'finished: derailed — unit turn"
+            " failed: … scripted-test script … is exhausted: chat asked for turn "
+            "4 but the script holds 4 turn(s)', exit 1 Note: Added --timeout 60s;"
+            " config set default-mission-policy landed in global scope here (the "
+            "tutorial shows workspace). The chain's tools are [local_fs, "
+            "local_shell], so it has no mission_finish and cannot land: the "
+            "binary follows mission-agent.md:105; vault-agent.md:242 'Status: "
+            "landed' disagrees."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; the vault tutorial's files "
             "(`.contenox/chain-agent-vaultfiler.json`, tools local_fs and local_shell, no "
@@ -860,6 +938,15 @@ THE_REFUSAL_NAMES_THE_ENVELOPE = [
                         'guide/tutorials/vault-agent.md:173 "`.contenox/hitl-policy-vault.json`:"',
                         'guide/hitl.md:379-380 "A top-level hitl-policy-<name>.json in the '
                         'workspace .contenox/, then ~/.contenox/, wins if it is there."',
+                        # The reference, the contract: the workspace copy is read first.
+                        'reference/config.md:135-136 "**Your own file** — a top-level '
+                        "`hitl-policy-<name>.json` in the workspace `.contenox/`, then "
+                        '`~/.contenox/`."',
+                        # The tutorial's own step 7 prints the ask-then-deny this case
+                        # observes; its second reader read that as docs disagree, but the
+                        # reference above sides with the categorical deny.
+                        'guide/tutorials/mission-agent.md:271-272 "hitl "ask raised"      '
+                        'tool=write_file hitl acp_permission    outcome=selected  option_id=deny"',
                     ),
                 )
             },

@@ -351,6 +351,18 @@ THE_CEILING_ENDS_IT_STUCK = Case(
     defect=Defect(
         title="the tutorials say crossing compute.maxToolCalls ends a unit stuck; the reference "
         "says it is not enforced",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: docs disagree. Saw: envelope of mission-"
+            "agent.md:192-206 with maxToolCalls 1; three read_file calls of "
+            "inbox/meeting-notes.txt ran, no denial/exhaustion logged -> 'Mission"
+            " … finished: landed', exit 0 Note: I fired the preseeded 'run' "
+            "agent, not the vault tutorial's chain (time); opt-in-beta true. "
+            "Binary matches reference/agents-config.md:168, guide/missions.md:243"
+            " '**`maxToolCalls` does not bound anything today.**' and "
+            "sovereignty.md:55; mission-agent.md:214-215 and vault-agent.md:204 "
+            "disagree."
+        ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-vault.json` holding "
             'mission-agent.md\'s envelope with `"compute": {"maxToolCalls": 1, "maxTokens": '
@@ -477,18 +489,19 @@ THE_ORACLE_ANSWERS = Case(
     defect=Defect(
         title="with default-oracle-chain set, the oracle never answers a unit's question",
         second_reading=(
-            "2026-12-01, a second reader with only this text and the docs, in a fresh "
-            "scratch home: real. Saw: '✓ default-oracle-chain = "
-            "chain-oracle-default.json (global)'; no 'oracle:' line and no oracle in "
-            "stderr at all (grep -ci oracle = 0); approvals list: "
-            "'scripted-test-0-0-2099 question mission.mission_ask_attention Confirm "
-            "filename convention …'; 'mission … did not finish within 30s … Re-run "
-            "with a larger --timeout, or fire from a long-lived host (an editor "
-            "session's /mission).' Note: contenox-cli.md:653 hints that the oracle "
-            "lives on an ACP host, but no page says `mission fire` runs without one, "
-            "and the tutorial shows it answering in that flow. So I give 'real'; 653 "
-            "is worth a docs check. The oracle's turn is never served: the store "
-            "shows only the unit's turn served, and the question stays pending."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init; inbox/raw1.txt, vault/; "
+            ".contenox/chain-agent-vaultfiler.json = vault-agent.md's chain with tools "
+            "[local_fs, local_shell, mission] (agent list: vaultfiler discovered true); "
+            "~/.contenox/hitl-policy-vault.json = mission-agent.md step-5 envelope "
+            "(attention.allowAgentAnswers true, maxAgentAnswers 3); `config set "
+            "default-oracle-chain chain-oracle-default.json` ✓; scripted dialog: "
+            "mission_ask_attention(id ask-1, summary 'Confirm filename convention'), then "
+            "oracle submit_verdict answer, 'DONE', mission_finish, text. `mission fire "
+            'vaultfiler "File every file … Use kebab-case for all note filenames." '
+            "--policy hitl-policy-vault.json --wait --timeout 30s` -> exit 1 after 30s 'did "
+            "not finish within 30s'; stderr has no 'oracle' line at all (grep -i oracle: 0 "
+            "hits); only one..."
         ),
         reproduce=(
             "in a scratch HOME, `contenox init`; `~/.contenox/hitl-policy-vault.json` holding "

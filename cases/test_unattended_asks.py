@@ -92,17 +92,19 @@ def _fired_under(instance: Instance, default_action: str) -> None:
     Defect(
         title="a trigger firing's gated call is not detached into a durable ask",
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: real. Saw: without --auto: 'fired on-status ← "
-            "missionservice.events.status_changed nid=4 hop=0 status=ok', the tool result "
-            "'[denied: local_shell.local_shell requires approval but no terminal is attached]', no"
-            " fired.txt, approvals list 'No pending asks.'. With --auto (args form): 'fired … "
-            "nid=8 … status=ok', fired.txt exists, tool result exit_code 0, 'No pending asks.' "
-            "Note: The core of the report holds: without --auto, an approve-tier call in a firing "
-            "is denied for lack of a terminal and no ask is recorded. hitl.md:115 also says a "
-            "missing client is not a denial. The --auto half is docs disagree on its own: "
-            "hitl.md:27-35 and comparison.md:34 say --auto removes the gate (so running is right),"
-            " while events.md:124 and cli.md:595 say the trigger's policy still applies...."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME, opt-in-beta true, scripted backend. A "
+            "`contenox run --policy run` mission landed, so the log held status_changed "
+            "(nid 2). Workspace .contenox/ then got trigger-on-status.json (listen_for "
+            "status_changed, chain chain-on-status.json, policy hitl-policy-s6.json = "
+            "{version 1, default_action approve, rules []}) and chain-on-status.json "
+            "(chat_completion + execute_tool_calls on local_shell, prompt_template set). "
+            "The dialog called local_shell {command: touch, args:[fired.txt]}, then 'done'. "
+            "`contenox vet` said ok. (1) `events dispatch --auto`: 'fired on-status ← "
+            "…status_changed nid=4 hop=0 status=ok'; fired.txt exists; `approvals list`: "
+            "'No pending asks.' (2) Fresh event, `events dispatch` without --auto: "
+            "'status=ok'; stderr '[denied: local_shell.local_shell requires approval but no "
+            "..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
@@ -143,19 +145,19 @@ def test_a_trigger_firing_that_hits_a_gated_call_records_its_ask_and_suspends(
     Defect(
         title="`events dispatch --auto` ignores the trigger's policy",
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: real. Saw: deny: 'Loaded 1 trigger(s): on-status → "
-            "missionservice.events.status_changed → chain-fire.json (policy "
-            "hitl-policy-denyall.json)'; 'fired on-status ← …status_changed nid=24 hop=0 "
-            "status=ok'; fired.txt exists (0 bytes); tool result "
-            '\'{"exit_code":0,…,"success":true,"command":"touch",…}\'. Allow control: the same '
-            "(nid=22, fired.txt created). vet: 'ok …/hitl-policy-denyall.json', 'ok "
-            "…/trigger-on-status.json'; approvals list: 'No pending asks.' Note: Reproduces once "
-            "the chain can run local_shell at all. Pitfalls that hid it at first: without a chain "
-            "token_limit every tool result is masked as tool_result_too_large max_bytes 0; `touch`"
-            " must be in the chain's _allowed_commands; local_shell takes {command, args}, not one"
-            " command string; chat_completion needs a prompt_template to turn the event envelope "
-            "into chat input. With all that in place, a..."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init, opt-in-beta true, "
+            "scripted backend. `run --policy run go` (report+finish) puts status_changed at "
+            "nid=2 in `events list`. I then wrote .contenox/hitl-policy-denyall.json "
+            "{version:1,default_action:deny,rules:[]}, trigger-on-status.json "
+            "(status_changed -> chain-on-status.json, policy hitl-policy-denyall.json; "
+            "`vet`: ok) and a chain act(chat_completion, tools [local_shell], "
+            "_allowed_commands touch) -> tools -> act, and re-scripted the dialog to "
+            "local_shell touch fired.txt, then text. `events dispatch --auto` -> 'fired "
+            "on-status ← …status_changed nid=2 hop=0 status=ok'; `ls fired.txt` -> exists. "
+            "Control in a second fresh env, same setup, `events dispatch` without --auto: "
+            "status=ok, fired.txt NOT created, and state show --raw holds 'Denied by the "
+            "active policy hitl-p..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
@@ -185,9 +187,37 @@ def test_dispatch_auto_still_applies_the_trigger_s_policy(instance: Instance) ->
     assert not (instance.work / "fired.txt").exists(), "a call the policy denies ran"
 
 
+def test_dispatch_auto_runs_the_call_the_trigger_s_policy_allows(instance: Instance) -> None:
+    # function: needs dispatch running until its firing line appears
+    # The control of the two cases above: the same firing, only its policy's
+    # default turned to allow, and the call runs. So the chain does reach the
+    # call, and what those cases see is the policy's doing (or its absence).
+    _fired_under(instance, "allow")
+
+    dispatch_until(instance, "fired on-status")
+
+    assert (instance.work / "fired.txt").exists(), "a call the policy allows did not run"
+    assert probes.approvals(instance) == [], "a call the policy allows raised an ask"
+
+
 @defect(
     Defect(
         title="a report filed after the firing session ended does not reach the inbox",
+        second_reading=(
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Fresh HOME+workspace, init, scripted backend. My own "
+            "stdio ACP client drove `contenox acp`: session/new, then prompt '/mission "
+            "--policy hitl-policy-run.json run echo hi' -> 'Mission fired at named agent "
+            '"run" … if this session has ended when one lands, it waits in the operator '
+            "inbox.' The unit's local_shell echo raised permission ask "
+            "scripted-test-0-0-a883. I left it unanswered, closed the acp process (exit 0) "
+            "and rewrote dialog.json to mission_report result 'echoed after the verdict', "
+            "mission_finish, text, because a new process restarts the cursor. `approvals "
+            "respond <ask> --approve` -> 'Verdict recorded … resumed in this process', exit "
+            "0. `mission reports <id>` -> '(landed) [result] echoed after the verdict'. "
+            "`inbox list --all` -> 'Operator inbox is empty.' In an earlier run the "
+            "teardow..."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "

@@ -101,6 +101,16 @@ A_WORKSPACES_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
     probes=[probe("the marker reached the model", _marker_read, expect=False)],
     defect=Defect(
         title="a run started in a workspace's .contenox serves it as its workspace",
+        second_reading=(
+            "2026-12-02, a second reader with only this text and the docs, in a "
+            "fresh scratch home: real. Saw: run from inside .contenox: the "
+            'read_file tool result sent to the model is \'{"id":"931453a8-…"}\\n\', '
+            "the workspace.id content Note: I used the dialog as written "
+            "(read_file, then a text reply). My run ended derailed with exit 1, "
+            "not 0, because the dialog ran out (the unit wants mission_finish), "
+            "but the workspace.id read had already gone to the model. That breaks"
+            " contenox-cli.md:142."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: the turns below, as scripted-test-backend.md writes a "
@@ -140,17 +150,19 @@ THE_HOME_CONTENOX_IS_NEVER_A_WORKSPACE = Case(
     defect=Defect(
         title="a run started in ~/.contenox serves it as its workspace",
         second_reading=(
-            "2026-12-02, a second reader with only this text and the docs, in a fresh scratch "
-            "home: real. Saw: run 1: no ask and no refusal. stderr has 'Role:tool Content:# "
-            "Agents\\n\\nEvery `.md` file here is one agent…' and result_bytes=2491 (= README.md "
-            "size). state show --raw has the README text. Exit 1 only because my 2-turn dialog ran"
-            " out after the reply (the unattended run wants mission tools). run 2: exit 0, stdout "
-            "'read it', read_file result_bytes=25425 = size of ~/.contenox/agents.toml Note: "
-            "Reproduces. `run` started in ~/.contenox serves it as the local_fs root and sends "
-            "control-plane files to the model. I grepped the docs and no page says ~/.contenox may"
-            " be a workspace. Exit 0 needs a dialog that lands the mission (mission_report + "
-            "mission_finish + a closing text turn). With the text's 2-turn dialog the run exits 1 "
-            "after the read."
+            "2026-12-03, a second reader with only this text and the docs, in a fresh "
+            "scratch home: real. Saw: Scratch HOME, init, scripted default. Dialog: "
+            "read_file{path:'agents/README.md'}, read_file{path:'agents.toml'}, "
+            "mission_report, mission_finish landed, text. `cd ~/.contenox && contenox run "
+            '--policy run --timeout 90s "read agents/README.md"` exited 0 (\'Mission … '
+            "finished: landed'). `state show <req> --raw` has the read_file tool result '# "
+            "Agents\\n\\nEvery `.md` file here is one agent. The format is Markdown with a "
+            "YAML\\nfrontmatter header…', which is the content of "
+            "~/.contenox/agents/README.md, sent back to the model. Note: "
+            "contenox-cli.md:142 says the runtime's control plane (~/.contenox) is never a "
+            "workspace, on any shape, with no setting to turn this off. Started inside "
+            "~/.contenox, run serves it as the workspace and reads its files. I did not "
+            "confirm the agents.toml read: the captured ..."
         ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'

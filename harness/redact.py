@@ -191,6 +191,27 @@ def _cut_paths(
     return _cut_regex(known).sub(cut, text)
 
 
+# The case's own scratch paths, all under its root.
+_SCRATCH = ("[ROOT]", "[HOME]", "[WORK]", "[TMP]")
+
+
+def _cut_scratch(text: str, paths: Mapping[str, Path]) -> str:
+    """A scratch path cut inside it (``"[WORK]/a_named_allow…"``) → ``[ROOT]…``.
+
+    contenox cuts a long message at a fixed width: with the root at one length the
+    cut falls in the file name under [WORK], with a longer root in the root itself.
+    Whatever part of the path survived, it reads as the root, cut.
+    """
+    if _ELLIPSIS not in text:
+        return text
+    names = [re.escape(name) for name in _SCRATCH if name in paths]
+    if not names:
+        return text
+    return re.sub(
+        rf"(?:{'|'.join(names)})[^\s\"'`{_ELLIPSIS}]*{_ELLIPSIS}", "[ROOT]" + _ELLIPSIS, text
+    )
+
+
 # A pattern that cannot match without one of these words is not run over a text
 # without them: a pass of a regex over a megabyte costs a tenth of a second. Each
 # pattern is named by its distinctive literal, which must appear in it.
@@ -270,6 +291,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         text = _cut_paths(text, self.paths, machine_paths())
         text = self.only_paths(text)
+        text = _cut_scratch(text, self.paths)
         text = _basetemp_paths(text)
         for pattern, replacement in self.extra.items():
             text = re.sub(pattern, replacement, text)

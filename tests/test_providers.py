@@ -474,3 +474,35 @@ def test_a_provider_location_is_a_vertex_location() -> None:
         Provider("openai", location="europe-west4")
     with pytest.raises(ProviderError, match="location"):
         Provider("vertex", location="../x")
+
+
+_FINISHING = Script(
+    turns=[Turn(tool_calls=[ToolCall(name="mission_finish", id="call_9")]), "Done."]
+)
+
+
+def _post(server: ProviderStandIn, messages: list[dict[str, Any]]) -> None:
+    body = {"model": server.model, "stream": False, "messages": messages}
+    httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=10).raise_for_status()
+
+
+@pytest.mark.parametrize("closing_sent", [True, False])
+def test_the_closing_call_after_mission_finish_reads_the_same_whether_it_was_sent(
+    closing_sent: bool,
+) -> None:
+    server = start_provider("openai", _FINISHING)
+    try:
+        ask = [{"role": "user", "content": "file a note"}]
+        _post(server, ask)
+        if closing_sent:  # the history ends on the mission_finish result
+            done = {"role": "tool", "content": "mission finished as landed", "tool_call_id": "c"}
+            _post(server, [*ask, {"role": "assistant", "content": None}, done])
+        shown = sent(server)
+    finally:
+        server.stop()
+    assert [r.get("served") for r in shown] == [0, None]
+    assert shown[-1] == {
+        "request": "POST /v1/chat/completions",
+        "closing": shown[-1]["closing"],
+    }
+    assert "mission_finish" in shown[-1]["closing"]

@@ -533,7 +533,10 @@ BAD: list[tuple[str, Callable[[], object], list[str]]] = [
     (
         "a server of an unknown kind",
         lambda: serve("rec", "mcp"),  # type: ignore[arg-type]
-        ["Serve server must be one of ('mcp-stdio', 'mcp-http', 'mcp-sse', 'openapi'), got 'mcp'"],
+        [
+            "Serve server must be one of ('mcp-stdio', 'mcp-http', 'mcp-sse', 'openapi', "
+            "'mcp-oauth', 'mcp-oauth-expiring', 'mcp-oauth-deny'), got 'mcp'"
+        ],
     ),
     (
         "a server name that is not an identifier",

@@ -7,6 +7,8 @@
   (:func:`start_http_service` / :func:`serve_http`).
 - :mod:`harness.servers.relay` — a relay a paired contenox dials: pairing, the signed
   handshake, and ACP carried through it (:func:`start_relay` / :func:`serve_relay`).
+- :mod:`harness.servers.nats` — a real nats-server recording every message on ``>``,
+  for ``CONTENOX_NATS_URL`` (:func:`start_nats_server` / :func:`serve_nats`).
 
 All refuse any address but loopback (:class:`NotLoopback`), and what they received is
 read back as frozen records.
@@ -25,6 +27,7 @@ from .mcp_server import (
     start_mcp_server,
     stdio_command,
 )
+from .nats import NatsMessage, NatsServer, NatsServerError, serve_nats, start_nats_server
 from .relay import Relay, RelayError, serve_relay, start_relay
 
 __all__ = [
@@ -35,6 +38,9 @@ __all__ = [
     "McpServer",
     "McpServerError",
     "McpTransport",
+    "NatsMessage",
+    "NatsServer",
+    "NatsServerError",
     "NotLoopback",
     "Relay",
     "RelayError",
@@ -42,9 +48,11 @@ __all__ = [
     "require_loopback",
     "serve_http",
     "serve_mcp",
+    "serve_nats",
     "serve_relay",
     "start_http_service",
     "start_mcp_server",
+    "start_nats_server",
     "start_relay",
     "stdio_command",
 ]

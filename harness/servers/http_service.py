@@ -27,6 +27,7 @@ GET /alerts           ``alerts_get`` (fallback)         ``{"alerts": 0}``
 GET /forecast         ``forecast_tool`` (x-tool-name)   ``{"forecast": "rain"}``
 GET /private          ``get_private`` (operationId)     401 unless logged in (cookie or bearer)
 POST /login           ``login`` (operationId)           sets cookie ``sid``, body ``data.token``
+GET /forbidden        ``get_forbidden`` (own --spec)    403 unless logged in; not in OPENAPI
 GET /health, /healthz, /ready, /readyz, /metrics       excluded from discovery by contenox
 ====================  ================================  ==========================================
 """
@@ -234,6 +235,12 @@ class HttpService:
             if cookie == LOGIN_COOKIE or bearer == f"Bearer {LOGIN_TOKEN}":
                 return _json({"secret_area": "welcome"})
             return _json({"error": "login required"}, status=401)
+        if path == "/forbidden":
+            cookie = request.cookies.get("sid")
+            bearer = request.headers.get("Authorization", "")
+            if cookie == LOGIN_COOKIE or bearer == f"Bearer {LOGIN_TOKEN}":
+                return _json({"secret_area": "welcome"})
+            return _json({"error": "forbidden"}, status=403)
         if path in ("/health", "/healthz", "/ready", "/readyz", "/metrics"):
             return _json({"status": "ok"})
         return _json({"error": f"no route {method} {path}"}, status=404)

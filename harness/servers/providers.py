@@ -61,6 +61,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from ..dialog import Script, ToolCall, Turn
+from ..probes.sessions import CLOSING_CALL, MISSION_FINISHED
 from . import eventstream
 from .loopback import require_loopback
 
@@ -1411,19 +1412,57 @@ def sent(standin: ProviderStandIn) -> list[dict[str, Any]]:
     Listing calls by method and path; each chat request with its headers (keys as
     ``[SECRET]``) and body, the system prompt as ``[system prompt]`` (it carries
     the date), the tools offered by name, and ``prompt_cache_key`` as ``[CACHE KEY]``.
+
+    A chat request whose history ends on the ``mission_finish`` result is the closing
+    call that races the unit's teardown (v1.0.0 sends it, cancels it or never asks for
+    it, run to run): it is named, not recorded, and named too when the teardown came
+    first, so the transcript is the same either way.
     """
     out: list[dict[str, Any]] = []
+    finished = closed = False
     for request in standin.requests():
         shown = request.shown()
         if not _is_chat(standin.protocol, request.method, request.path):
             out.append({k: v for k, v in shown.items() if k != "body"} | _listing_body(shown))
             continue
         body = shown.get("body")
+        if _ends_on_mission_finished(body):
+            if not closed:
+                out.append({"request": shown.get("request"), "closing": CLOSING_CALL})
+            closed = True
+            continue
         if isinstance(body, dict):
             shown["body"] = _unsuffixed(_chat_body(body))
         shown["served"] = request.turn if request.turn is not None else request.fault
+        finished = finished or _calls_mission_finish(standin.script, request.turn)
         out.append(shown)
+    if finished and not closed:
+        out.append({"request": _closing_request(out), "closing": CLOSING_CALL})
     return out
+
+
+def _ends_on_mission_finished(body: Any) -> bool:
+    """Whether a chat body's last message is a ``mission_finish`` result (any protocol)."""
+    if not isinstance(body, dict):
+        return False
+    history = body.get("messages", body.get("contents"))
+    if not isinstance(history, list) or not history:
+        return False
+    return MISSION_FINISHED in json.dumps(history[-1], ensure_ascii=False)
+
+
+def _calls_mission_finish(script: Script, turn: int | None) -> bool:
+    if turn is None or not 0 <= turn < len(script.turns):
+        return False
+    served = script.turns[turn]
+    calls = served.tool_calls if isinstance(served, Turn) else ()
+    return any(call.name.rsplit(".", 1)[-1] == "mission_finish" for call in calls)
+
+
+def _closing_request(shown: Sequence[Mapping[str, Any]]) -> object:
+    """The method and path a closing call would have used: the last chat request's."""
+    chats = [r for r in shown if "served" in r]
+    return chats[-1].get("request") if chats else None
 
 
 def _listing_body(shown: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,8 +45,6 @@ WebSocket: contenox's runtime side does not speak it (see the README).
 from __future__ import annotations
 
 import base64
-import datetime
-import ipaddress
 import json
 import queue
 import re
@@ -62,12 +60,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.x509.oid import NameOID
 
+from .certs import ThrowawayCA
 from .loopback import require_loopback
 
 if TYPE_CHECKING:
@@ -444,16 +440,38 @@ class Attachment:
         return list(self._messages)
 
     def request(
-        self, method: str, params: Mapping[str, JSON], timeout: float | None = None
+        self,
+        method: str,
+        params: Mapping[str, JSON],
+        timeout: float | None = None,
+        *,
+        answer: Callable[[dict[str, JSON]], JSON] | None = None,
     ) -> dict[str, JSON]:
         """Send a JSON-RPC request and return its response (``result`` or ``error``).
 
         Requests the runtime makes of the client meanwhile (permission, fs) are answered
-        with a JSON-RPC error: this client offers no capabilities.
+        with a JSON-RPC error: this client offers no capabilities. With ``answer``, each
+        such request is answered with ``answer(request)`` as its ``result`` instead, and
+        when ``answer`` returns None the request is left unanswered and returned — an app
+        that sees an ask and walks away (:meth:`wait` picks the response up later)::
+
+            ask = client.request("session/prompt", params, answer=lambda req: None)
+            # ask["method"] == "session/request_permission"
         """
         self._next_id += 1
         rid = self._next_id
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": dict(params)})
+        return self.wait(rid, method, timeout, answer=answer)
+
+    def wait(
+        self,
+        rid: int,
+        method: str = "the request",
+        timeout: float | None = None,
+        *,
+        answer: Callable[[dict[str, JSON]], JSON] | None = None,
+    ) -> dict[str, JSON]:
+        """Wait for the response to request ``rid`` (see :meth:`request` for ``answer``)."""
         deadline = time.monotonic() + (self.link._relay.timeout if timeout is None else timeout)
         while True:
             left = deadline - time.monotonic()
@@ -473,6 +491,12 @@ class Attachment:
             if message.get("id") == rid and "method" not in message:
                 return message
             if "method" in message and "id" in message:
+                if answer is not None:
+                    result = answer(message)
+                    if result is None:
+                        return message
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                    continue
                 self.send(
                     {
                         "jsonrpc": "2.0",
@@ -600,7 +624,8 @@ class Relay:
         self._links: list[Link] = []
         # Told (n, token) for each minted key: serve_relay names tokens in the transcript.
         self.on_mint: Callable[[int, str], None] | None = None
-        self.ca_file, context = _tls(directory, host)
+        self._ca, context = _tls(directory, host)
+        self.ca_file = self._ca.file
         self._server = _Server((host, 0), context)
         self._server.relay = self
         self._thread = threading.Thread(
@@ -682,6 +707,15 @@ class Relay:
         if not link.state.startswith(state) and not passed:
             raise RelayError(f"connection {index} is not {state}\n{link.describe()}")
         return link
+
+    def rotate_leaf(self) -> None:
+        """Serve a fresh leaf from the same CA at the same address, as an ACME renewal would.
+
+        Connections already open keep theirs; every handshake after this sees the new one."""
+        cert, key = self._ca.leaf(
+            self.host, cert_name="relay-cert-2.pem", key_name="relay-key-2.pem"
+        )
+        self._server._context.load_cert_chain(cert, key)
 
     def describe(self) -> str:
         """Every redemption and connection, for a failure message."""
@@ -781,70 +815,16 @@ class Relay:
 # ---------------------------------------------------------------- TLS
 
 
-def _tls(directory: Path, host: str) -> tuple[Path, ssl.SSLContext]:
-    """A throwaway CA and a leaf for ``host`` signed by it; return (CA file, server context)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "contenox-e2e relay CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
+def _tls(directory: Path, host: str) -> tuple[ThrowawayCA, ssl.SSLContext]:
+    """A throwaway CA and a leaf for ``host`` signed by it; return (the CA, server context)."""
+    ca = ThrowawayCA(directory, label="contenox-e2e relay CA", file_name="relay-ca.pem")
+    context = ca.server_context(
+        host,
+        cert_name="relay-cert.pem",
+        key_name="relay-key.pem",
+        minimum_version=ssl.TLSVersion.TLSv1_3,
     )
-    leaf_key = ec.generate_private_key(ec.SECP256R1())
-    if host == "localhost":
-        san: x509.GeneralName = x509.DNSName(host)
-    else:
-        san = x509.IPAddress(ipaddress.ip_address(host.strip("[]")))
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
-        .issuer_name(ca_name)
-        .public_key(leaf_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([san]), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    ca_file = directory / "relay-ca.pem"
-    cert_file = directory / "relay-cert.pem"
-    key_file = directory / "relay-key.pem"
-    ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_file.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        leaf_key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_3
-    context.load_cert_chain(cert_file, key_file)
-    return ca_file, context
+    return ca, context
 
 
 # ---------------------------------------------------------------- entry points

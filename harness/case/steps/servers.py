@@ -38,9 +38,13 @@ the kind is one of :data:`SERVER_KINDS`, ``tls`` is for ``openapi`` only, and a
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+
+from filelock import FileLock, Timeout
 
 from ..action import Action, CaseError, _builds
 from .files import Edit, edit
@@ -64,9 +68,28 @@ __all__ = [
     "serve",
 ]
 
-ServerKind: TypeAlias = 'Literal["mcp-stdio", "mcp-http", "mcp-sse", "openapi"]'
-SERVER_KINDS = ("mcp-stdio", "mcp-http", "mcp-sse", "openapi")
+ServerKind: TypeAlias = (
+    'Literal["mcp-stdio", "mcp-http", "mcp-sse", "openapi", '
+    '"mcp-oauth", "mcp-oauth-expiring", "mcp-oauth-deny"]'
+)
+SERVER_KINDS = (
+    "mcp-stdio",
+    "mcp-http",
+    "mcp-sse",
+    "openapi",
+    "mcp-oauth",
+    "mcp-oauth-expiring",
+    "mcp-oauth-deny",
+)
+# The OAuth kinds: access token lifetime and whether the "user" denies the authorization.
+_OAUTH = {
+    "mcp-oauth": (3600, False),
+    "mcp-oauth-expiring": (1, False),
+    "mcp-oauth-deny": (3600, True),
+}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# How long an OAuth case waits for another one to free the callback port.
+_CALLBACK_WAIT = 300.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +100,12 @@ class Serve(Action):
     ``{name_args}``; the harness only reads its record), ``mcp-http`` or
     ``mcp-sse`` (the SDK's MCP server on 127.0.0.1, at ``{name_url}``), or
     ``openapi`` (the OpenAPI service, at ``{name_url}``; ``tls=True``: HTTPS
-    with a fresh self-signed certificate).
+    with a fresh self-signed certificate), or ``mcp-oauth`` (an HTTP MCP server
+    behind the OAuth authorization server of :mod:`harness.servers.oauth` on one
+    origin, at ``{name_url}``, with ``{name_bin}`` a directory holding the stand-in
+    browser to put on contenox's PATH; ``-expiring`` issues 1 s access tokens,
+    ``-deny`` refuses every authorization). An OAuth kind's handle is the
+    :class:`~harness.servers.oauth.OAuthServer`; its ``resource`` the MCP server.
     """
 
     kind: ClassVar[str] = "serve"
@@ -102,6 +130,8 @@ class Serve(Action):
     def defines(self) -> set[str]:
         if self.server == "mcp-stdio":
             return {f"{self.name}_command", f"{self.name}_args"}
+        if self.server in _OAUTH:
+            return {f"{self.name}_url", f"{self.name}_bin"}
         return {f"{self.name}_url"}
 
     def serves(self) -> str | None:
@@ -123,6 +153,8 @@ class Serve(Action):
             run.servers[self.name] = service
             run.captures[f"{self.name}_url"] = service.url
             said = f"the OpenAPI service at {service.url}"
+        elif self.server in _OAUTH:
+            said = self._serve_oauth(run, record)
         else:
             transport: Literal["http", "sse"] = "http" if self.server == "mcp-http" else "sse"
             server = serve_mcp(instance, transport, record=record)
@@ -130,6 +162,48 @@ class Serve(Action):
             run.captures[f"{self.name}_url"] = server.url
             said = f"an MCP {transport} server at {server.url}"
         instance.recorder.note(f"serving {self.name}: {said}")
+
+    def _serve_oauth(self, run: Run, record: Path) -> str:
+        from urllib.parse import urlsplit
+
+        from ...servers import serve_mcp
+        from ...servers.oauth import start_oauth_server, write_browser
+
+        instance = run.instance
+        # contenox's `mcp auth` always waits on 127.0.0.1:49152 (a fixed callback
+        # port), so two OAuth cases at once (xdist workers) would take each other's
+        # redirect: one case at a time on the machine holds the port's lock.
+        # One lock object per process, reentrant: the "recorded twice" rerun serves the port
+        # again while the first run's cleanups (its release) are still pending, in this process.
+        callback = _CALLBACK_LOCK
+        try:
+            callback.acquire(timeout=_CALLBACK_WAIT)
+        except Timeout:
+            raise CaseError(
+                f"serve {self.name!r}: another case held contenox's OAuth callback port "
+                f"49152 for over {_CALLBACK_WAIT:.0f} s (lock {callback.lock_file}); "
+                "is a stuck run still alive?"
+            ) from None
+
+        def release() -> None:
+            callback.release()
+
+        instance.cleanups.append(release)
+        mcp = serve_mcp(instance, "http", record=record)
+        origin = urlsplit(mcp.url)
+        ttl, deny = _OAUTH[self.server]
+        auth = start_oauth_server(
+            access_ttl=ttl, deny=deny, upstream=f"{origin.scheme}://{origin.netloc}"
+        )
+        auth.resource = mcp
+        instance.cleanups.append(auth.stop)
+        run.servers[self.name] = auth
+        run.captures[f"{self.name}_url"] = auth.url + origin.path
+        run.captures[f"{self.name}_bin"] = str(write_browser(instance.tmp / f"{self.name}-bin"))
+        return f"an MCP http server behind an OAuth server at {auth.url}"
+
+
+_CALLBACK_LOCK = FileLock(Path(tempfile.gettempdir()) / "contenox-e2e-oauth-callback-49152.lock")
 
 
 @_builds(Serve)

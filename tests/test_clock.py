@@ -1,0 +1,158 @@
+"""harness/clock.py on a throwaway SQLite file shaped like contenox's kv table (no contenox)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.clock import ClockError, local_db, move_firing_back, move_mission_back, span
+
+MISSION = "da028b41-9878-4afb-a91e-093f34230a85"
+RECORD = {
+    "id": MISSION,
+    "status": "open",
+    "lastHeartbeat": "2026-12-03T12:55:45.533432594Z",
+    "createdAt": "2026-12-03T12:55:45.46592774Z",
+    "updatedAt": "2026-12-03T12:55:45.533432594Z",
+}
+
+
+def _store(home: Path, record: dict[str, str] | None = RECORD) -> Path:
+    db = local_db(home)
+    db.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "CREATE TABLE kv (key VARCHAR(255) NOT NULL, workspace_id VARCHAR(255) NOT NULL "
+            "DEFAULT '', value TEXT NOT NULL, created_at TIMESTAMP NOT NULL, updated_at "
+            "TIMESTAMP NOT NULL, PRIMARY KEY (key, workspace_id))"
+        )
+        if record is not None:
+            conn.execute(
+                "INSERT INTO kv VALUES (?, '', ?, 'c', 'u')",
+                (f"fleet:mission:{MISSION}", json.dumps(record).encode()),
+            )
+    return db
+
+
+def _read(db: Path) -> tuple[dict[str, str], str, str]:
+    with closing(sqlite3.connect(db)) as conn:
+        raw, created, updated = conn.execute(
+            "SELECT value, created_at, updated_at FROM kv"
+        ).fetchone()
+    assert isinstance(raw, bytes), "the value keeps the type contenox wrote (a BLOB)"
+    return json.loads(raw), created, updated
+
+
+def test_the_heartbeat_and_creation_time_move_back_and_nothing_else_changes(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+
+    sentence = move_mission_back(tmp_path, MISSION, timedelta(hours=6, minutes=1))
+
+    record, created, updated = _read(db)
+    assert record["lastHeartbeat"] == "2026-12-03T06:54:45.533432Z"
+    assert record["createdAt"] == "2026-12-03T06:54:45.465927Z"
+    assert {k: v for k, v in record.items() if k not in ("lastHeartbeat", "createdAt")} == {
+        k: v for k, v in RECORD.items() if k not in ("lastHeartbeat", "createdAt")
+    }
+    assert (created, updated) == ("c", "u")
+    assert "back 6 hours 1 minute" in sentence and f"fleet:mission:{MISSION}" in sentence
+
+
+def test_moves_add_up(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+
+    move_mission_back(tmp_path, MISSION, timedelta(hours=6, minutes=1))
+    move_mission_back(tmp_path, MISSION, timedelta(hours=18))
+
+    assert _read(db)[0]["lastHeartbeat"] == "2026-12-02T12:54:45.533432Z"
+
+
+def test_a_home_with_no_store_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ClockError, match=r"no contenox store at .*local\.db"):
+        move_mission_back(tmp_path, MISSION, timedelta(hours=1))
+
+
+def test_a_missing_mission_row_is_refused_naming_the_table_and_key(tmp_path: Path) -> None:
+    _store(tmp_path, record=None)
+
+    with pytest.raises(ClockError, match=rf"table kv, key 'fleet:mission:{MISSION}'.*found 0"):
+        move_mission_back(tmp_path, MISSION, timedelta(hours=1))
+
+
+def test_a_record_without_its_heartbeat_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    record = {k: v for k, v in RECORD.items() if k != "lastHeartbeat"}
+    db = _store(tmp_path, record=record)
+
+    with pytest.raises(ClockError, match=r"no lastHeartbeat field .*MISSION_CLOCK_FIELDS"):
+        move_mission_back(tmp_path, MISSION, timedelta(hours=1))
+
+    assert _read(db)[0] == record
+
+
+def test_a_time_contenox_no_longer_writes_as_rfc3339_is_refused(tmp_path: Path) -> None:
+    db = _store(tmp_path, record={**RECORD, "createdAt": "yesterday"})
+
+    with pytest.raises(ClockError, match=r"'yesterday', not an RFC 3339 UTC time"):
+        move_mission_back(tmp_path, MISSION, timedelta(hours=1))
+
+    assert _read(db)[0]["lastHeartbeat"] == RECORD["lastHeartbeat"]
+
+
+@pytest.mark.parametrize(
+    ("by", "words"),
+    [
+        (timedelta(hours=6, minutes=1), "6 hours 1 minute"),
+        (timedelta(hours=5, minutes=59), "5 hours 59 minutes"),
+        (timedelta(days=30), "30 days"),
+        (timedelta(seconds=5), "5 seconds"),
+    ],
+)
+def test_a_move_is_named_in_words(by: timedelta, words: str) -> None:
+    assert span(by) == words
+
+
+def _firings(home: Path, rows: list[tuple[str, int, str]]) -> Path:
+    db = local_db(home)
+    db.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "CREATE TABLE event_firings (workspace_id TEXT NOT NULL DEFAULT '', trigger_name TEXT "
+            "NOT NULL, nid INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'running', error TEXT, "
+            "request_id TEXT NOT NULL DEFAULT '', created_at TIMESTAMP NOT NULL, updated_at "
+            "TIMESTAMP NOT NULL, PRIMARY KEY (workspace_id, trigger_name, nid))"
+        )
+        for name, nid, stamp in rows:
+            conn.execute(
+                "INSERT INTO event_firings VALUES ('ws', ?, ?, 'running', '', 'evt-1', ?, ?)",
+                (name, nid, stamp, stamp),
+            )
+    return db
+
+
+def test_a_firing_claim_s_updated_at_moves_back_and_only_that_row(tmp_path: Path) -> None:
+    stamp = "2026-12-03 13:08:19.896570414 +0000 UTC"
+    db = _firings(tmp_path, [("on-status", 2, stamp), ("on-status", 3, stamp)])
+
+    sentence = move_firing_back(tmp_path, "on-status", 2, timedelta(hours=2, minutes=1))
+
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT nid, created_at, updated_at FROM event_firings").fetchall()
+    assert sorted(rows) == [
+        (2, stamp, "2026-12-03 11:07:19.896570 +0000 UTC"),
+        (3, stamp, stamp),
+    ]
+    assert "running claim of trigger on-status on event nid 2 back 2 hours 1 minute" in sentence
+
+
+def test_a_missing_firing_claim_is_refused_naming_the_table(tmp_path: Path) -> None:
+    _firings(tmp_path, [])
+
+    with pytest.raises(ClockError, match=r"table event_firings, trigger_name 'x', nid 9.*found 0"):
+        move_firing_back(tmp_path, "x", 9, timedelta(hours=2))
