@@ -1,8 +1,10 @@
 """What the harness costs: ratios measured side by side in one run, printed as a table.
 
-    tox -e bench                      # everything (~5 min on two cores)
+    tox -e bench                      # everything (~1 h on two cores: the suite twice)
     tox -e bench -- --skip-suite      # overhead and resolution only (~1 min)
     tox -e bench -- --profile         # also profile the harness path
+    tox -e bench -- --per-core 2 3 4  # the suite at several workers per core
+    tox -e bench -- --costs-only cases/test_run.py   # where a case's time goes
 
 1. Overhead per command: N x ``contenox version`` and N x ``contenox backend
    list`` (in a scratch HOME) through the harness (``harness.run`` and
@@ -10,7 +12,10 @@
    with the same environment and cwd. The calls are interleaved (bare,
    harness, instance, bare, ...) so drift in machine load hits all three
    alike; the ratio is of medians, which a noisy neighbour moves least.
-2. The e2e suite's wall time serially, with ``-n 2`` and with ``-n auto``.
+2. The e2e suite's wall time with today's setup and the new one side by side:
+   ``-n auto`` at one xdist worker per core (xdist's own count, the setup
+   before harness.workers) and at ``--per-core`` workers per core (3, what
+   ``tox -e e2e`` sets); ``--serial`` also times it with no workers.
 3. Resolving the binary cold (empty CONTENOX_E2E_CACHE, so a build; the Go
    module and build caches are whatever this machine has) against warm (a
    cache hit, which still runs ``contenox version`` once).
@@ -37,9 +42,10 @@ from pathlib import Path
 
 from harness import Instance, resolve_binary, run
 from harness.binary import Binary
+from harness.workers import WORKERS_PER_CORE_VAR, cores
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITE_TIMEOUT = 1800.0
+SUITE_TIMEOUT = 5400.0
 COMMAND_TIMEOUT = 60.0
 
 
@@ -170,12 +176,19 @@ def collect(into: Path) -> int:
     return len(ids)
 
 
-def suite(workers: str, ids: Path) -> tuple[float, str]:
-    """Wall time of the e2e suite with ``-n workers`` and its outcome line."""
+def suite(workers: str, ids: Path, per_core: int | None = None) -> tuple[float, str]:
+    """Wall time of the e2e suite with ``-n workers`` and its outcome line.
+
+    ``per_core`` sets ``CONTENOX_E2E_WORKERS_PER_CORE`` for ``-n auto`` (None: unset,
+    so xdist's own count, one worker per core: the setup before harness.workers).
+    """
     argv = [sys.executable, "-m", "pytest", f"@{ids}", "-q", "-p", "no:cacheprovider"]
     argv += ["-p", "no:randomly", "-n", workers]
+    env = {k: v for k, v in os.environ.items() if k != WORKERS_PER_CORE_VAR}
+    if per_core is not None:
+        env[WORKERS_PER_CORE_VAR] = str(per_core)
     started = time.perf_counter()
-    result = run(argv, cwd=ROOT, timeout=SUITE_TIMEOUT)
+    result = run(argv, cwd=ROOT, env=env, timeout=SUITE_TIMEOUT)
     took = time.perf_counter() - started
     lines = [ln for ln in result.stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
     outcome = lines[-1].strip("= ") if lines else f"exit {result.exit_code}"
@@ -309,9 +322,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-N", type=int, default=100, help="commands per overhead measure")
     parser.add_argument("--skip-suite", action="store_true", help="skip the suite wall times")
+    parser.add_argument(
+        "--per-core",
+        type=int,
+        nargs="+",
+        default=[3],
+        metavar="N",
+        help="workers per core to time against one per core (default: 3, tox -e e2e's)",
+    )
+    parser.add_argument(
+        "--serial", action="store_true", help="also time the suite serially (hours)"
+    )
     parser.add_argument("--skip-resolve", action="store_true", help="skip the cold build")
     parser.add_argument("--profile", action="store_true", help="profile the harness path")
-    parser.add_argument("--skip-costs", action="store_true", help="skip the per-case cost")
+    parser.add_argument(
+        "--costs",
+        action="store_true",
+        help="also the per-case cost breakdown of the whole suite, run serially (an hour)",
+    )
     parser.add_argument(
         "--costs-only",
         nargs="*",
@@ -338,22 +366,41 @@ def main(argv: list[str] | None = None) -> int:
     if not opts.skip_suite:
         ids = Path(tempfile.mkdtemp(prefix="contenox-bench-ids-")) / "ids.txt"
         count = collect(ids)
-        serial, serial_out = suite("0", ids)
+        # Side by side in one run: today's setup (one worker per core, xdist's -n
+        # auto) against tox -e e2e's (CONTENOX_E2E_WORKERS_PER_CORE workers per core).
+        before, before_out = suite("auto", ids)
         rows.append(
-            Row(f"e2e suite ({count} cases), serial", f"{serial:.1f} s", "", "", serial_out)
+            Row(
+                f"e2e suite ({count} cases), -n auto, 1 worker per core ({cores()} cores)",
+                f"{before:.1f} s",
+                "",
+                "",
+                before_out,
+            )
         )
-        for workers in ("2", "auto"):
-            took, outcome = suite(workers, ids)
+        for factor in opts.per_core:
+            took, outcome = suite("auto", ids, per_core=factor)
             rows.append(
                 Row(
-                    f"e2e suite, -n {workers} vs serial",
+                    f"e2e suite, {factor} workers per core vs 1",
                     f"{took:.1f} s",
-                    f"{serial:.1f} s",
-                    f"{serial / took:.2f}x faster",
-                    (">= 1.60x; " if workers == "2" else "") + outcome,
+                    f"{before:.1f} s",
+                    f"{took / before:.2f}x the wall time",
+                    "<= 0.50x; " + outcome,
                 )
             )
-    if not opts.skip_costs:
+        if opts.serial:
+            serial, serial_out = suite("0", ids)
+            rows.append(
+                Row(
+                    "e2e suite, 1 worker per core vs serial",
+                    f"{before:.1f} s",
+                    f"{serial:.1f} s",
+                    f"{serial / before:.2f}x faster",
+                    ">= 1.60x; serial: " + serial_out,
+                )
+            )
+    if opts.costs:
         ids = Path(tempfile.mkdtemp(prefix="contenox-bench-ids-")) / "ids.txt"
         collect(ids)
         print(costs(ids, _startup(binary), []), flush=True)

@@ -32,6 +32,7 @@ from .catalog import cases_of
 from .instance import SESSION_VAR, Instance, session_token
 from .pending import discard_pending, failure_message, write_pending
 from .snapshot import DialogExtension, TranscriptExtension, first_difference, owned_by
+from .workers import WorkersError, auto_workers, cores
 
 __all__ = ["binary_for_session", "kill_leftovers", "marked_processes", "report_binary"]
 
@@ -143,6 +144,15 @@ def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
     args.extend(default_paths(args, Path.cwd(), dict(os.environ)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` under ``tox -e e2e``: several workers per core (see harness.workers)."""
+    try:
+        return auto_workers(os.environ, cores())
+    except WorkersError as err:
+        raise pytest.UsageError(str(err)) from err
 
 
 def pytest_configure(config: pytest.Config) -> None:
