@@ -26,6 +26,7 @@ probe succeeds.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -597,3 +598,143 @@ def test_a_walled_agent_s_refused_reads_are_logged_by_contenox(instance: Instanc
     for path in (secret, ssh / "id_ed25519"):
         trace = rf"{re.escape(str(path))}|refus|denied|EACCES|landlock|sandbox"
         assert re.search(trace, log, re.IGNORECASE), f"no trace of the refused {path}:\n{log}"
+
+
+# -- what the wall is made of ----------------------------------------------------
+
+
+# function: registers the agent in the store (no step makes a foreign agent)
+@defect(
+    Defect(
+        title="a path the wall blocks is present to the walled agent, denied rather than absent",
+        reproduce=(
+            "as for the ~/.contenox carve-out defect, without the carve-out file: an agent row "
+            "'walled' (external_acp, /usr/bin/python3 -c <harness/wall_agent.py>) in "
+            "$H/home/.contenox/local.db, a file $H/elsewhere/notes.txt and ~/.ssh/id_ed25519, "
+            '`contenox acp` in $H/work, session/new with _meta {"contenox.agent": "walled"}, '
+            'session/prompt [{"probe": "exists", "path": "$H/elsewhere/notes.txt"}, {"probe": '
+            '"exists", "path": "~/.ssh/id_ed25519"}, {"probe": "read", "path": '
+            '"$H/elsewhere/notes.txt"}]: the agent replies present, present, EACCES'
+        ),
+        promised=(
+            'guide/confinement/why.md:51 "Blocked paths are absent by construction, not denied '
+            'by policy: the rest of the filesystem is not mounted"'
+        ),
+        observed=(
+            "both blocked paths are present to the agent (lstat succeeds) and opening one fails "
+            "EACCES: the filesystem is all there, the wall denies access (Landlock), as "
+            "trusted-binaries.md's matrix says"
+        ),
+        bears_on=(
+            'guide/confinement/sandbox.md:20 "Everything else — `~/.ssh`, `~/.aws`, `~/.npmrc`, '
+            '`~/.contenox`, the rest of the disk — is unreachable."',
+            'guide/confinement/trusted-binaries.md:39 "**Kernel-enforced sandbox**"',
+        ),
+    )
+)
+def test_a_path_the_wall_blocks_is_absent_to_the_walled_agent(instance: Instance) -> None:
+    secret = _outside(instance, "notes.txt")
+    ssh = instance.home / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_ed25519").write_text("PRIVATE KEY\n", encoding="utf-8")
+    with _walled(instance) as acp:
+        outside, key, read = _probe(
+            acp,
+            {"probe": "exists", "path": str(secret)},
+            {"probe": "exists", "path": "~/.ssh/id_ed25519"},
+            {"probe": "read", "path": str(secret)},
+        )
+    assert read == {"probe": "read", "ok": False, "detail": "EACCES"}
+    assert outside == {"probe": "exists", "ok": True, "detail": "absent"}
+    assert key == {"probe": "exists", "ok": True, "detail": "absent"}
+
+
+# function: registers the agent in the store (no step makes a foreign agent)
+def test_the_walled_agent_runs_as_the_user_who_runs_contenox(instance: Instance) -> None:
+    # The uid is the machine's; the transcript does not keep it.
+    instance.recorder.redact(r'"expect": \d+', '"expect": [UID]')
+    with _walled(instance) as acp:
+        [uid] = _probe(acp, {"probe": "uid", "expect": os.getuid()})
+    assert uid == {"probe": "uid", "ok": True, "detail": "same"}
+
+
+# function: registers the agent in the store (no step makes a foreign agent)
+def test_an_agent_that_uses_its_client_s_file_tool_reads_what_the_wall_denies_it(
+    instance: Instance,
+) -> None:
+    # The file lies outside the wall but inside the editor's roots (the
+    # scratch root): the tool call goes through contenox to the editor, which
+    # reads it; the agent's own open of the same file is refused.
+    secret = _outside(instance, "notes.txt")
+    with _walled(instance) as acp:
+        tool, own = _probe(
+            acp,
+            {"probe": "tool_read", "path": str(secret)},
+            {"probe": "read", "path": str(secret)},
+        )
+    assert tool == {"probe": "tool_read", "ok": True, "detail": "outside the workspace\n"}
+    assert own == {"probe": "read", "ok": False, "detail": "EACCES"}
+    asked = [m.method for m in acp.messages if m.direction == "received" and m.is_request]
+    assert asked == ["fs/read_text_file"], asked
+
+
+def _agent_pid(acp: AcpClient) -> int:
+    """The pid of the probe agent (``python3 -c …``) among contenox's descendants."""
+    todo, seen = [acp.process.pid], []
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+            except OSError:
+                continue
+        seen.append(pid)
+    for pid in seen:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:2] == [b"/usr/bin/python3", b"-c"]:
+            return pid
+    raise AssertionError(f"no probe agent among contenox's descendants {seen}")
+
+
+def _confinement(pid: int) -> dict[str, str]:
+    """What the kernel says of a process: its user and network namespaces, NoNewPrivs."""
+    status = dict(
+        line.split(":\t", 1)
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if ":\t" in line
+    )
+    return {
+        "net": os.readlink(f"/proc/{pid}/ns/net"),
+        "user": os.readlink(f"/proc/{pid}/ns/user"),
+        "no_new_privs": status["NoNewPrivs"].strip(),
+    }
+
+
+@pytest.mark.parametrize(
+    ("env", "walled_net"),
+    [
+        pytest.param(None, False, id="the_default_fence"),
+        pytest.param({"CONTENOX_SANDBOX_NETWORK_WALL": "1"}, True, id="the_network_wall"),
+    ],
+)
+# function: registers the agent in the store and reads the agent's /proc entry
+def test_only_the_network_wall_puts_the_agent_in_its_own_user_and_network_namespace(
+    instance: Instance, env: dict[str, str] | None, walled_net: bool
+) -> None:
+    # Each parameter is the other's control: only the opt-in differs.
+    with _walled(instance, env=env) as acp:
+        _probe(acp, {"probe": "exists", "path": "."})
+        agent = _confinement(_agent_pid(acp))
+        runtime = _confinement(acp.process.pid)
+    own = {ns: "its own" if agent[ns] != runtime[ns] else "contenox's" for ns in ("net", "user")}
+    instance.recorder.note(
+        f"the agent's namespaces: net {own['net']}, user {own['user']}; "
+        f"NoNewPrivs {agent['no_new_privs']} (contenox: {runtime['no_new_privs']})"
+    )
+    # Landlock's precondition: no_new_privs, set on the agent, not on contenox.
+    assert (agent["no_new_privs"], runtime["no_new_privs"]) == ("1", "0"), (agent, runtime)
+    assert (agent["net"] != runtime["net"]) is walled_net, (agent, runtime)
+    assert (agent["user"] != runtime["user"]) is walled_net, (agent, runtime)

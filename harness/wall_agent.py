@@ -4,18 +4,23 @@ contenox confines an ``external_acp`` agent (code it did not write) behind a
 wall: Landlock for files and exec, a scrubbed environment, and an optional
 network namespace. This program is such an agent. It speaks just enough ACP
 over stdio (``initialize``, ``session/new``, ``session/prompt``) and reads
-each prompt as a JSON list of probes; it runs them and replies with one JSON
-object, as its message text, saying what each probe saw::
+each prompt as a JSON list of probes; it runs them and replies with a JSON
+list, as its message text, saying what each probe saw::
 
     [{"probe": "write", "path": "/elsewhere/x"},
      {"probe": "read", "path": "~/.ssh/id_rsa"},
      {"probe": "exec", "argv": ["/usr/bin/id"]},
      {"probe": "env", "names": ["HOME", "MY_API_TOKEN"]},
-     {"probe": "connect", "host": "127.0.0.1", "port": 8080}]
+     {"probe": "connect", "host": "127.0.0.1", "port": 8080},
+     {"probe": "exists", "path": "/elsewhere/x"},
+     {"probe": "uid", "expect": 1000},
+     {"probe": "tool_read", "path": "/elsewhere/x"}]
 
 Each result is ``{"probe": ..., "ok": bool, "detail": str}``: ``ok`` true
 when the operation succeeded; ``detail`` the content read, the program's
-output, the named variables (null: unset), or the OS error's name (``EACCES``, ``ENETUNREACH``).
+output, the named variables (null: unset), ``present``/``absent``, ``same``/``differs``
+(the agent's uid against ``expect``), or the OS error's name (``EACCES``). ``tool_read``
+asks the ACP client (contenox, relaying to the editor) for the file instead of opening it.
 
 It uses only the standard library and reads no file of its own, so the wall
 need not let it read the suite's tree: the harness passes this file's source
@@ -59,6 +64,21 @@ def _probe(spec: dict[str, Any]) -> dict[str, Any]:
                 spec["argv"], capture_output=True, text=True, timeout=20, check=False
             )
             out.update(ok=done.returncode == 0, detail=(done.stdout + done.stderr).strip())
+        elif kind == "exists":
+            # stat, not open: a path the wall hides is absent, one it denies is present.
+            there = os.path.lexists(_expand(spec["path"]))
+            out.update(ok=True, detail="present" if there else "absent")
+        elif kind == "uid":
+            out.update(ok=True, detail="same" if os.getuid() == int(spec["expect"]) else "differs")
+        elif kind == "tool_read":
+            # The ACP client's own file tool, which contenox relays to the editor.
+            answer = _ask_client(
+                "fs/read_text_file", {"sessionId": _SESSION, "path": _expand(spec["path"])}
+            )
+            if "result" in answer:
+                out.update(ok=True, detail=str(answer["result"].get("content")))
+            else:
+                out.update(ok=False, detail=str(answer.get("error")))
         elif kind == "env":
             # Only the names asked about: the rest (LC_*) differs machine to machine.
             seen = {name: os.environ.get(name) for name in spec["names"]}
@@ -81,6 +101,28 @@ def _send(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+_SESSION = "wall-probe-1"
+_asked = 0
+
+
+def _ask_client(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Send a request to the client (contenox) and wait for its answer on stdin."""
+    global _asked
+    _asked += 1
+    ident = f"probe-{_asked}"
+    _send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return {"error": "stdin closed before the client answered"}
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == ident and "method" not in message:
+            return message
+
+
 def _answer(request: dict[str, Any]) -> None:
     method = request.get("method")
     ident = request.get("id")
@@ -99,7 +141,7 @@ def _answer(request: dict[str, Any]) -> None:
             }
         )
     elif method == "session/new":
-        _send({"jsonrpc": "2.0", "id": ident, "result": {"sessionId": "wall-probe-1"}})
+        _send({"jsonrpc": "2.0", "id": ident, "result": {"sessionId": _SESSION}})
     elif method == "session/prompt":
         text = "".join(
             block.get("text", "") for block in params.get("prompt", []) if isinstance(block, dict)

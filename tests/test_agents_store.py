@@ -8,6 +8,7 @@ probe agent is driven over its stdio the way contenox drives it, unconfined
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 from contextlib import closing
@@ -206,3 +207,49 @@ def test_a_prompt_that_is_not_a_probe_list_is_answered_with_the_error(tmp_path: 
     assert "not a JSON list of probes" in reply["error"]
     assert end["result"] == {"stopReason": "end_turn"}
     assert unknown["error"]["code"] == -32601
+
+
+def test_the_probe_agent_tells_present_from_absent_and_its_uid(tmp_path: Path) -> None:
+    results = _prompt(
+        [
+            {"probe": "exists", "path": str(tmp_path)},
+            {"probe": "exists", "path": str(tmp_path / "nothing")},
+            {"probe": "uid", "expect": os.getuid()},
+            {"probe": "uid", "expect": os.getuid() + 1},
+        ],
+        tmp_path,
+    )
+    assert [r["detail"] for r in results] == ["present", "absent", "same", "differs"]
+
+
+def test_tool_read_asks_the_client_and_waits_for_its_answer(tmp_path: Path) -> None:
+    probes = [{"probe": "tool_read", "path": "/x"}, {"probe": "tool_read", "path": "/y"}]
+    messages = _converse(
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {
+                    "sessionId": "wall-probe-1",
+                    "prompt": [{"type": "text", "text": json.dumps(probes)}],
+                },
+            },
+            # The client's answers, in the order the agent asks.
+            {"jsonrpc": "2.0", "id": "probe-1", "result": {"content": "x's text"}},
+            {"jsonrpc": "2.0", "id": "probe-2", "error": {"code": -32002, "message": "no"}},
+        ],
+        tmp_path,
+    )
+    ask_x, ask_y, update, end = messages
+    assert ask_x == {
+        "jsonrpc": "2.0",
+        "id": "probe-1",
+        "method": "fs/read_text_file",
+        "params": {"sessionId": "wall-probe-1", "path": "/x"},
+    }
+    assert ask_y["params"]["path"] == "/y"
+    x, y = json.loads(update["params"]["update"]["content"]["text"])
+    assert x == {"probe": "tool_read", "ok": True, "detail": "x's text"}
+    assert y["ok"] is False and "'message': 'no'" in y["detail"]
+    assert end["result"] == {"stopReason": "end_turn"}
