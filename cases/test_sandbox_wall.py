@@ -105,6 +105,17 @@ def _hole(path: Path | str, mode: str) -> dict[str, Any]:
     return {"filesystem": [{"path": str(path), "mode": mode, "needs": "the case's control"}]}
 
 
+# -- registration ----------------------------------------------------------------
+
+
+def test_no_agent_subcommand_registers_a_foreign_agent(instance: Instance) -> None:
+    # The page says registration is not exposed; the store row above is the
+    # suite's stand-in for it. The day a verb for it ships, this goes red.
+    shown = instance.must("agent", "--help").stdout
+    verbs = re.findall(r"^  (\w+) {2,}", shown.split("Available Commands:", 1)[1], re.MULTILINE)
+    assert verbs == ["disable", "enable", "list", "remove", "show"], shown
+
+
 # -- filesystem: writes ------------------------------------------------------
 
 
@@ -422,6 +433,11 @@ def _probe_children(acp: AcpClient) -> list[str]:
             id="a_network_hole_without_needs",
         ),
         pytest.param(
+            '{"network": [{"needs": "the agent\'s model endpoint"}]}',
+            "host is required",
+            id="a_network_hole_without_host",
+        ),
+        pytest.param(
             '{"filesystem": [{"path": "/srv", "mode": "ro"}]}',
             "needs is required",
             id="a_filesystem_hole_without_needs",
@@ -628,7 +644,8 @@ def test_a_walled_agent_s_refused_reads_are_logged_by_contenox(instance: Instanc
         bears_on=(
             'guide/confinement/sandbox.md:20 "Everything else — `~/.ssh`, `~/.aws`, `~/.npmrc`, '
             '`~/.contenox`, the rest of the disk — is unreachable."',
-            'guide/confinement/trusted-binaries.md:39 "**Kernel-enforced sandbox**"',
+            'guide/confinement/trusted-binaries.md:235 "| **Kernel-enforced sandbox** (see '
+            '[Agent sandbox](/docs/guide/confinement/sandbox/)) | yes (Landlock)"',
         ),
     )
 )
