@@ -216,13 +216,24 @@ class AcpClient:
         return result
 
     def new_session(
-        self, cwd: Path | None = None, mcp_servers: Sequence[Mapping[str, JSON]] = ()
+        self,
+        cwd: Path | None = None,
+        mcp_servers: Sequence[Mapping[str, JSON]] = (),
+        *,
+        meta: Mapping[str, JSON] | None = None,
     ) -> str:
-        """``session/new`` with the workspace (or ``cwd``) as cwd; remember and return its id."""
-        result = self.call(
-            "session/new",
-            {"cwd": str(cwd or self.workspace), "mcpServers": [dict(s) for s in mcp_servers]},
-        )
+        """``session/new`` with the workspace (or ``cwd``) as cwd; remember and return its id.
+
+        ``meta`` is sent as the request's ``_meta`` (e.g. ``{"contenox.agent": "walled"}``
+        to have contenox answer the session with a registered agent).
+        """
+        params: dict[str, JSON] = {
+            "cwd": str(cwd or self.workspace),
+            "mcpServers": [dict(s) for s in mcp_servers],
+        }
+        if meta is not None:
+            params["_meta"] = dict(meta)
+        result = self.call("session/new", params)
         session_id = result.get("sessionId") if isinstance(result, Mapping) else None
         if not isinstance(session_id, str):
             raise self._fail(f"session/new answered without a sessionId: {result!r}")
