@@ -478,6 +478,17 @@ def test_an_empty_carve_out_file_means_the_fence_only_with_the_network_open(
 @defect(
     Defect(
         title="a carve-out naming ~/.contenox lets the walled agent read the policy governing it",
+        second_reading=(
+            "2026-12-04, a second reader with only this text and the docs, in fresh scratch "
+            "homes (its own sqlite3 script for the agents row): real. Saw: with the ro carve-out "
+            "the agent read sandbox-carveouts.json, listed ~/.contenox (.generated agents "
+            "agents.toml local.db … sandbox-carveouts.json system) and ran head on agents.toml; "
+            "its write was EACCES. With mode rw it rewrote its own carve-out file to "
+            '{"path": "/", "mode": "rw"} and, on the next session in that home, read '
+            "~/.ssh/id_ed25519 and wrote outside the workspace. Without the carve-out both reads "
+            "are EACCES. Note: sandbox.md:60 allows holes in general but no page lets one cover "
+            '~/.contenox; why.md:60 "the agent can never punch its own hole" is broken too.'
+        ),
         reproduce=(
             "H=$(mktemp -d); mkdir $H/home $H/work; cd $H/work; HOME=$H/home contenox init; "
             "a scripted-test default backend (`backend add s --type scripted-test --script "
@@ -575,6 +586,15 @@ def test_a_copy_of_contenox_is_a_foreign_agent_and_is_walled_off_from_the_runtim
 @defect(
     Defect(
         title="a walled agent's refused reads leave no line in contenox's log",
+        second_reading=(
+            "2026-12-04, a second reader with only this text and the docs, in a fresh scratch "
+            "home: real. Saw: both reads EACCES; contenox's stderr, 45 level=INFO lines (startup, "
+            "acp_session new external_agent:walled, prompt, relay, stop_all), matches none of "
+            "refus|denied|sandbox|landlock|notes|ssh; no telemetry.log; in local.db the paths "
+            "appear only in the prompt and the agent's reply. No log-level setting in `contenox "
+            '--help` or reference/config.md. Note: why.md:53 "every other destination is '
+            'refused and logged" bears on the network half (not tried).'
+        ),
         reproduce=(
             "as for the ~/.contenox carve-out defect, without the carve-out file: an agent row "
             "'walled' (external_acp, /usr/bin/python3 -c <harness/wall_agent.py>) in "
@@ -622,7 +642,18 @@ def test_a_walled_agent_s_refused_reads_are_logged_by_contenox(instance: Instanc
 # function: registers the agent in the store (no step makes a foreign agent)
 @defect(
     Defect(
-        title="a path the wall blocks is present to the walled agent, denied rather than absent",
+        title=(
+            "a path the wall blocks is present to the walled agent and denied (Landlock), where "
+            "why.md says absent, not mounted"
+        ),
+        second_reading=(
+            "2026-12-04, a second reader with only this text and the docs, in a fresh scratch "
+            "home: docs disagree. Saw: exists -> present, present; read -> EACCES, EACCES. Note: "
+            "why.md:51 and environment.md:112 promise absence, but sandbox.md (the mechanism "
+            "page, why.md:63) says at :79 the default fence uses no namespaces, so nothing can "
+            "be unmounted, and trusted-binaries.md:235 names Landlock, which denies a path that "
+            "stays visible: those two describe what the binary does."
+        ),
         reproduce=(
             "as for the ~/.contenox carve-out defect, without the carve-out file: an agent row "
             "'walled' (external_acp, /usr/bin/python3 -c <harness/wall_agent.py>) in "
@@ -638,18 +669,28 @@ def test_a_walled_agent_s_refused_reads_are_logged_by_contenox(instance: Instanc
         ),
         observed=(
             "both blocked paths are present to the agent (lstat succeeds) and opening one fails "
-            "EACCES: the filesystem is all there, the wall denies access (Landlock), as "
-            "trusted-binaries.md's matrix says"
+            "EACCES: the filesystem is all there and the wall denies access (Landlock), as "
+            "sandbox.md:79 and trusted-binaries.md:235 describe"
         ),
         bears_on=(
-            'guide/confinement/sandbox.md:20 "Everything else — `~/.ssh`, `~/.aws`, `~/.npmrc`, '
-            '`~/.contenox`, the rest of the disk — is unreachable."',
+            'guide/confinement/sandbox.md:79 "The default filesystem/exec/environment fence uses '
+            "no namespaces and no kernel-namespace privilege, so it runs on stock Ubuntu "
+            'unchanged."',
             'guide/confinement/trusted-binaries.md:235 "| **Kernel-enforced sandbox** (see '
             '[Agent sandbox](/docs/guide/confinement/sandbox/)) | yes (Landlock)"',
+            'guide/confinement/environment.md:112 "the filesystem and exec surface of a spawned '
+            'foreign agent, made absent by construction"',
+            'guide/confinement/sandbox.md:20 "Everything else — `~/.ssh`, `~/.aws`, `~/.npmrc`, '
+            '`~/.contenox`, the rest of the disk — is unreachable."',
         ),
+        docs_disagree=True,
     )
 )
-def test_a_path_the_wall_blocks_is_absent_to_the_walled_agent(instance: Instance) -> None:
+def test_a_path_the_wall_blocks_is_present_to_the_walled_agent_and_denied(
+    instance: Instance,
+) -> None:
+    # What the binary does and the mechanism pages say: the path stays visible
+    # (stat succeeds) and every open of it is refused. why.md:51 says absent.
     secret = _outside(instance, "notes.txt")
     ssh = instance.home / ".ssh"
     ssh.mkdir()
@@ -662,8 +703,8 @@ def test_a_path_the_wall_blocks_is_absent_to_the_walled_agent(instance: Instance
             {"probe": "read", "path": str(secret)},
         )
     assert read == {"probe": "read", "ok": False, "detail": "EACCES"}
-    assert outside == {"probe": "exists", "ok": True, "detail": "absent"}
-    assert key == {"probe": "exists", "ok": True, "detail": "absent"}
+    assert outside == {"probe": "exists", "ok": True, "detail": "present"}
+    assert key == {"probe": "exists", "ok": True, "detail": "present"}
 
 
 # function: registers the agent in the store (no step makes a foreign agent)
