@@ -312,6 +312,8 @@ ANSWERED_ONCE = _live_ask(
 )
 
 
+_BETA = step("config", "set", "opt-in-beta", "true")
+
 RESPOND_NEEDS_ONE_VERDICT = [
     Case(
         name=f"approvals respond refuses {what}",
@@ -333,23 +335,30 @@ RESPOND_NEEDS_ONE_VERDICT = [
     ]
 ]
 
-AS_AGENT_NEEDS_THE_BETA = Case(
-    name="without the beta opt in approvals respond has no as agent flag",
-    init=False,
-    steps=[
-        step(
-            "approvals",
-            "respond",
-            "some-ask",
-            "--answer",
-            "yes",
-            "--as-agent",
-            "planner",
-            exit_code=1,
-            notices_has=["unknown flag: --as-agent"],
-        )
-    ],
-)
+_AS_AGENT = ("approvals", "respond", "some-ask", "--answer", "yes", "--as-agent", "planner")
+
+# The control: only the beta opt-in changed; the same call takes the flag and goes on to
+# look the ask up (there is none, so it fails on that, not on the flag).
+AS_AGENT_NEEDS_THE_BETA = [
+    Case(
+        name="without the beta opt in approvals respond has no as agent flag",
+        init=False,
+        steps=[step(*_AS_AGENT, exit_code=1, notices_has=["unknown flag: --as-agent"])],
+    ),
+    Case(
+        name="with the beta opt in the same approvals respond takes the as agent flag",
+        init=False,
+        steps=[
+            _BETA,
+            step(
+                *_AS_AGENT,
+                exit_code=1,
+                notices_has=['no ask "some-ask" exists'],
+                notices_lacks=["unknown flag"],
+            ),
+        ],
+    ),
+]
 
 
 PERMISSION_REFUSES_WORDS = _live_ask(
@@ -424,6 +433,26 @@ TORN_DOWN_RECORD = Case(
             "{ask_mission}",
             expect=["started on the gated write"],
         ),
+    ],
+)
+
+
+def _mission_statuses(instance: Instance) -> list[str]:
+    return [m.status for m in probes.missions(instance)]
+
+
+# The control: only files.write turned to allow. The same run writes gated.txt itself and
+# lands with nothing waiting (its --timeout long enough to land: an unheld run needs no
+# teardown), so what the case above shows absent is the grant's doing.
+TORN_DOWN_RECORD_CONTROL = Case(
+    name="the same run with the write allowed writes the file and lands with no ask",
+    script=_mission(_write("gated.txt"), report_first="started on the gated write"),
+    home_files=_gate('default_action = "allow"\nfiles.write = "allow"\n'),
+    steps=[
+        step(*_GATE, "--timeout", "90s", TASK, timeout=150),
+        workspace_file("gated.txt", expect=CONTENT),
+        _NO_ASKS,
+        probe("mission statuses", _mission_statuses, expect=["landed"]),
     ],
 )
 
@@ -710,9 +739,6 @@ def _answers(max_answers: int | None = None) -> dict[str, str]:
     return _gate(f'default_action = "allow"\nmissions.answer = "allow"\n{bound}')
 
 
-_BETA = step("config", "set", "opt-in-beta", "true")
-
-
 def _as_agent(**expect: Any) -> Step:
     return step(
         "approvals", "respond", "{ask}", "--answer", "use main", "--as-agent", "planner", **expect
@@ -778,6 +804,35 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
 
     refused.assert_failure()
     assert still_pending == [second.id], refused.describe()
+
+
+# The control of the bound case above: only the bound changed (two agent answers, not one);
+# the same agent's answer to the second question is taken, and the run lands.
+# function: waits for the second question while the first leaves the inbox
+def test_an_agent_answer_is_taken_while_the_mission_s_agent_answer_bound_is_not_spent(
+    instance: Instance,
+) -> None:
+    _envelope(
+        instance,
+        "gate",
+        _answers(max_answers=2)["agents.toml"].removeprefix("[envelopes.gate]\n"),
+    )
+    instance.init()
+    instance.must("config", "set", "opt-in-beta", "true")
+    run = _start(instance, _mission(_question("which branch"), _question("which remote")))
+    first = probes.await_approval(instance, 60, kind="question", run=run)
+    _answer_as_agent(instance, first.id).assert_success()
+
+    def second_question() -> probes.Ask | None:
+        return next((a for a in probes.approvals(instance) if a.id != first.id), None)
+
+    second = wait_until(second_question, timeout=60, interval=0.5, what="the second question")
+    taken = _answer_as_agent(instance, second.id)
+    run.wait(timeout=120).assert_success()
+
+    taken.assert_success()
+    assert 'Answered as agent "planner"' in taken.stdout, taken.describe()
+    assert probes.approvals(instance) == []
 
 
 # function: polls approvals list until the expiry sweeps the question

@@ -405,6 +405,15 @@ HAND_WRITTEN_NO_DEFAULT_ASKS = _asked(
     before=[write("hitl-policy-bare.json", _policy(None), home=True)],
 )
 
+# The control: only default_action added to the same file, allow; the echo runs unasked.
+HAND_WRITTEN_ALLOW_RUNS = _landed(
+    "a hand written policy whose default_action is allow runs the same call unasked",
+    "bare",
+    _mission(ECHO),
+    _results(lambda rs: rs[0] == ECHOED, "the echo"),
+    before=[write("hitl-policy-bare.json", _policy("allow"), home=True)],
+)
+
 
 # --------------------------------------------------------------------------- first match
 
@@ -444,6 +453,22 @@ DENY_PATH_CARVE = _landed(
     ),
 )
 
+# The control: the same envelope without its deny_paths; the same second write lands.
+NO_DENY_PATH_CARVE = _landed(
+    "without the deny path the same allow grant writes both files",
+    "carve",
+    _mission(_write("ok.txt"), _write("secret.txt")),
+    workspace_file("ok.txt", expect=CONTENT),
+    workspace_file("secret.txt", expect=CONTENT),
+    _results(lambda rs: not _refused(rs[0]) and not _refused(rs[1]), "neither write refused"),
+    declare=(
+        "[envelopes.carve]\n"
+        'default_action = "deny"\n'
+        "[envelopes.carve.files.write]\n"
+        'grant = "allow"\n'
+    ),
+)
+
 APPROVE_PATH_CARVE = _asked(
     "an approve path carves an ask out of an allow grant",
     "keys",
@@ -460,6 +485,20 @@ APPROVE_PATH_CARVE = _asked(
         "[envelopes.keys.files.read]\n"
         'grant = "allow"\n'
         'approve_paths = ["**/*.pem"]\n'
+    ),
+    files={"plain.txt": "plain text\n", "server.pem": "-----BEGIN KEY-----\n"},
+)
+
+# The control: the same envelope without its approve_paths; the .pem is read unasked.
+NO_APPROVE_PATH_CARVE = _landed(
+    "without the approve path the same allow grant reads the pem unasked",
+    "keys",
+    _mission(_read("plain.txt"), _read("server.pem")),
+    _results(
+        lambda rs: "plain text" in rs[0] and "BEGIN KEY" in rs[1], "both files' text, unasked"
+    ),
+    declare=(
+        '[envelopes.keys]\ndefault_action = "deny"\n[envelopes.keys.files.read]\ngrant = "allow"\n'
     ),
     files={"plain.txt": "plain text\n", "server.pem": "-----BEGIN KEY-----\n"},
 )
@@ -1511,15 +1550,27 @@ FLAG_POLICY_NAME = [
 ]
 
 # default asks about a write; a fail-open fallback would write unasked.
-UNRESOLVABLE_POLICY_NAME = Case(
-    name="an unresolvable hitl policy name falls back to the default envelope",
-    script=_WRITE_TURN,
-    steps=[
-        step("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json"),
-        prompt("write the file", permission="deny", permission_requests=1),
-        workspace_file("out.txt", expect=None),
-    ],
-)
+# The control: the same card allowed (only the answer changed); the write lands, so the
+# file's absence above is the card's refusal.
+UNRESOLVABLE_POLICY_NAME = [
+    Case(
+        name=name,
+        script=_WRITE_TURN,
+        steps=[
+            step("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json"),
+            prompt("write the file", permission=permission, permission_requests=1),
+            workspace_file("out.txt", expect=written),
+        ],
+    )
+    for name, permission, written in (
+        ("an unresolvable hitl policy name falls back to the default envelope", "deny", None),
+        (
+            "under the same fallback the card allowed lets the write land",
+            "allow",
+            CONTENT,
+        ),
+    )
+]
 
 
 # function: a second process answers the card while the prompt is still open
