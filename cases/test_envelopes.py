@@ -36,6 +36,7 @@ from harness import (
     probe,
     probes,
     prompt,
+    remove,
     respond,
     route,
     satisfies,
@@ -1039,6 +1040,23 @@ MALFORMED_ENVELOPES = [
     for name, toml, needles in _MALFORMED
 ]
 
+# The control of the refusals above: a well-formed block of the same shape (the
+# timeout written as a duration); the same start renders it and exits 0.
+WELL_FORMED_ENVELOPE = Case(
+    name="a well formed envelope of the same shape renders and acp starts under it",
+    home_files={"agents.toml": '[envelopes.bad]\nshell = { grant = "approve", timeout = "30m" }\n'},
+    steps=[
+        step(
+            "acp",
+            "--hitl-policy",
+            "bad",
+            stdin="",
+            exit_code=0,
+            notices_lacks=['render envelope "bad"'],
+        )
+    ],
+)
+
 RUN_MALFORMED = Case(
     name=(
         "run refuses an envelope with a malformed duration "
@@ -1436,6 +1454,13 @@ ENVELOPE_NAME_RULE = Case(
     ],
 )
 
+# The control: only the name changed, inside the pattern; the same start says nothing of it.
+ENVELOPE_NAME_IN_THE_PATTERN = Case(
+    name="an envelope name inside the name pattern is not refused",
+    home_files={"agents.toml": '[envelopes.bad]\ndefault_action = "deny"\n'},
+    steps=[step("acp", stdin="", notices_lacks=["[envelopes.bad]", "name must match"])],
+)
+
 ENVELOPE_OWNS_AN_AGENT_S_FILE = Case(
     name="agent list says when an envelope owns an agent s policy file",
     home_files={"agents.toml": '[envelopes.reviewer]\ndefault_action = "deny"\n'},
@@ -1641,33 +1666,56 @@ STRICT_ASKS_LS = [
     )
 ]
 
-STALE_RENDER = Case(
-    name="a render that fails is reported and the stale render still gates",
-    script=_mission(_write("out.txt")),
-    home_files={
-        "agents.toml": '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n'
-    },
-    steps=[
-        _run_step("stale"),
-        edit(
-            "agents.toml",
-            replace={'files.write = "deny"\\n': 'files.write = "allow"\\nbogus = 1\\n'},
-            under="contenox",
+# The control: the same edit with the grants swapped. The stale render allows the write
+# (and the broken edit would deny it), so the write landing says the stale render gates,
+# not a render that fails closed.
+STALE_RENDER = [
+    Case(
+        name=name,
+        script=_mission(_write("out.txt")),
+        home_files={
+            "agents.toml": (f'[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "{was}"\n')
+        },
+        steps=[
+            _run_step("stale"),
+            *between,
+            edit(
+                "agents.toml",
+                replace={f'files.write = "{was}"\\n': f'files.write = "{now}"\\nbogus = 1\\n'},
+                under="contenox",
+            ),
+            step(
+                "run",
+                "--policy",
+                "stale",
+                "--timeout",
+                "90s",
+                TASK,
+                timeout=150,
+                stderr_has=['unknown key "bogus"'],
+            ),
+            # The stale render still gates.
+            workspace_file("out.txt", expect=written),
+        ],
+    )
+    for name, was, now, between, written in (
+        (
+            "a render that fails is reported and the stale render still gates",
+            "deny",
+            "allow",
+            (),
+            None,
         ),
-        step(
-            "run",
-            "--policy",
-            "stale",
-            "--timeout",
-            "90s",
-            TASK,
-            timeout=150,
-            stderr_has=['unknown key "bogus"'],
+        (
+            "a render that fails leaves the same stale render allowing the write and it lands",
+            "allow",
+            "deny",
+            # The first run wrote the file; it goes, so the second run's write is what shows.
+            (workspace_file("out.txt", expect=CONTENT), remove("out.txt")),
+            CONTENT,
         ),
-        # The stale render still gates.
-        workspace_file("out.txt", expect=None),
-    ],
-)
+    )
+]
 
 KEY_STORE_QUARANTINE = _landed(
     "the credential quarantine denies a key store read under the most permissive posture",
