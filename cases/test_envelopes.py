@@ -315,6 +315,17 @@ WORKSPACE_ENVELOPE = [
     )
 ]
 
+# The control of the home declaration: the same envelope there with files.read allowed;
+# the read returns the notes.
+HOME_ENVELOPE_ALLOWS = _landed(
+    "the same envelope in the home agents.toml with the read allowed returns the notes",
+    "noread",
+    _mission(_read("notes.txt")),
+    _results(lambda rs: "the notes the unit may read" in rs[0], "the notes' text"),
+    declare=_NOREAD.replace('files.read = "deny"', 'files.read = "allow"'),
+    files={"notes.txt": "the notes the unit may read\n"},
+)
+
 
 # function: asserts the run is still running while its ask waits, which no step reads
 def test_an_approve_rule_holds_the_call_on_an_ask_until_a_person_approves_it(
@@ -685,6 +696,15 @@ WORKSPACE_COPY_ALONE = [
             _mission(ECHO),
             _results(lambda rs: _refused(rs[0]), "the echo refused by the policy"),
             before=[write(rel, _DENY_ECHO, home=True)],
+        ),
+        # Its control: the same place, the file allowing the echo; the echo runs (the
+        # default envelope, were the file not read, would ask and come back denied).
+        _landed(
+            f"the same {what} under the home contenox allowing the echo runs it",
+            name,
+            _mission(ECHO),
+            _results(lambda rs: rs[0] == ECHOED, "the echo"),
+            before=[write(rel, _ALLOW_ECHO, home=True)],
         ),
     )
 ]
