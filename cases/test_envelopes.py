@@ -885,33 +885,69 @@ HITL_POLICY_PATH = [
 
 # ------------------------------------------------------------------ names that resolve to nothing
 
-ACP_MISSING_PATH = Case(
-    name="a hitl policy path that does not exist is an error rather than a fallback",
-    steps=[
-        step(
-            "acp",
-            "--hitl-policy",
-            "./ops/missing.json",
-            stdin="",
-            exit_code=1,
-            notices_has=["missing.json", "no such file"],
-        )
-    ],
-)
+# Their controls: the same start once the path, or the name, resolves to a file; acp
+# starts under it and says nothing of a missing policy.
+_A_POLICY = _policy("allow")
 
-ACP_UNKNOWN_NAME = Case(
-    name="a policy name that resolves to nothing is fatal and names what it looked for and where",
-    steps=[
-        step(
-            "acp",
-            "--hitl-policy",
-            "nosuch",
-            stdin="",
-            exit_code=1,
-            notices_has=["hitl-policy-nosuch.json", ".contenox/.generated"],
-        )
-    ],
-)
+ACP_MISSING_PATH = [
+    Case(
+        name=name,
+        files=files,
+        steps=[
+            step(
+                "acp",
+                "--hitl-policy",
+                "./ops/missing.json",
+                stdin="",
+                **expect,
+            )
+        ],
+    )
+    for name, files, expect in (
+        (
+            "a hitl policy path that does not exist is an error rather than a fallback",
+            {},
+            {"exit_code": 1, "notices_has": ["missing.json", "no such file"]},
+        ),
+        (
+            "the same hitl policy path once the file exists starts acp under it",
+            {"ops/missing.json": _A_POLICY},
+            {"exit_code": 0, "notices_lacks": ["missing.json", "no such file"]},
+        ),
+    )
+]
+
+ACP_UNKNOWN_NAME = [
+    Case(
+        name=(
+            "a policy name that resolves to nothing is fatal and names what it looked for and where"
+        ),
+        steps=[
+            step(
+                "acp",
+                "--hitl-policy",
+                "nosuch",
+                stdin="",
+                exit_code=1,
+                notices_has=["hitl-policy-nosuch.json", ".contenox/.generated"],
+            )
+        ],
+    ),
+    Case(
+        name="the same policy name once its file is under the home contenox starts acp under it",
+        steps=[
+            write("hitl-policy-nosuch.json", _A_POLICY, home=True),
+            step(
+                "acp",
+                "--hitl-policy",
+                "nosuch",
+                stdin="",
+                exit_code=0,
+                notices_lacks=["hitl-policy-nosuch.json"],
+            ),
+        ],
+    ),
+]
 
 RUN_UNKNOWN_NAME = Case(
     name="run refuses a policy name that resolves to nothing naming where it looked",

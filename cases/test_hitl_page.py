@@ -467,6 +467,22 @@ DEV_IS_GONE = Case(
     ],
 )
 
+# The control: only the name changed, to the shipped default that absorbed the old presets;
+# the same start resolves it.
+DEFAULT_IS_THERE = Case(
+    name="the same start naming the default envelope resolves it",
+    steps=[
+        step(
+            "acp",
+            "--hitl-policy",
+            "default",
+            stdin="",
+            exit_code=0,
+            notices_lacks=["hitl-policy-default.json"],
+        ),
+    ],
+)
+
 
 def _one_call(call: ToolCall) -> Script:
     return Script(turns=[route(), Turn(text="On it.", tool_calls=[call]), "Done."])
