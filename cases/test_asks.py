@@ -359,6 +359,24 @@ RESPOND_NEEDS_ONE_VERDICT = [
     ]
 ]
 
+# The control: the same call with exactly one verdict gets past the flags and goes on to
+# look the ask up (there is none, so it fails on that, not on the flags).
+RESPOND_WITH_ONE_VERDICT = Case(
+    name="approvals respond with exactly one verdict goes on to look the ask up",
+    init=False,
+    steps=[
+        step(
+            "approvals",
+            "respond",
+            "some-ask",
+            "--approve",
+            exit_code=1,
+            notices_has=['no ask "some-ask" exists'],
+            notices_lacks=["exactly one of"],
+        )
+    ],
+)
+
 _AS_AGENT = ("approvals", "respond", "some-ask", "--answer", "yes", "--as-agent", "planner")
 
 # The control: only the beta opt-in changed; the same call takes the flag and goes on to
