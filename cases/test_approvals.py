@@ -6,6 +6,7 @@ default_action (approve) gates it: the call waits on a durable ask.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -125,6 +126,32 @@ def _unit_tool_results(instance: Instance) -> list[str]:
     """The tool results the run's unit recorded (``session list --all``, ``session show``)."""
     [unit] = [s for s in session_records(instance) if s.identity == "acp-client"]
     return [m.content for m in transcript(instance, unit.id).messages if m.role == "tool"]
+
+
+# The control of the cases above: only the gate changed. A top-level copy of the `run`
+# render (~/.contenox/hitl-policy-run.json, which shadows it) whose default_action is
+# allow instead of approve: the same run echoes with no ask and lands.
+# function: copies the rendered run envelope with one field changed (no step edits JSON)
+def test_the_same_gated_call_runs_with_no_ask_once_the_default_action_is_allow(
+    instance: Instance,
+) -> None:
+    _setup(instance, GATED_RUN)
+    render = instance.home / ".contenox" / ".generated" / "hitl-policy-run.json"
+    policy = json.loads(render.read_text(encoding="utf-8"))
+    assert policy["default_action"] == "approve", policy["default_action"]
+    policy["default_action"] = "allow"
+    copy = instance.home / ".contenox" / "hitl-policy-run.json"
+    copy.write_text(json.dumps(policy, indent=2) + "\n", encoding="utf-8")
+    instance.recorder.note(
+        "~/.contenox/hitl-policy-run.json: the run render, default_action approve -> allow"
+    )
+
+    run = instance.must("run", "--policy", "run", "--timeout", "60s", "echo hi", timeout=120)
+
+    assert "echoed after the verdict" in run.stdout, run.describe()
+    assert approvals(instance) == []
+    assert [m.status for m in missions(instance)] == ["landed"]
+    assert "hi there" in _unit_tool_results(instance)[0]
 
 
 A_QUESTION_WAITS_AND_THE_UNIT_RECEIVES_THE_ANSWER = Case(

@@ -280,6 +280,30 @@ def test_answering_an_ask_whose_window_closed_is_refused_naming_the_verdict_appl
     assert "expired" in late.stderr and "deny" in late.stderr, late.describe()
 
 
+# The control of the late answer above: only the ceiling changed (unset: seven days). The
+# same torn-down run's ask, answered at once, is taken: nothing says it expired and it
+# leaves the inbox. Whether the answer also resumes the run is the derail race quarantined
+# below, so its exit status is not this case's.
+@pytest.mark.no_transcript(
+    reason="the answer races the torn-down mission's derail (quarantined below): respond "
+    "exits 0 or 1 with a resume failure, run to run"
+)
+# function: a torn-down run's ask answered while its window is open
+def test_answering_the_same_ask_while_its_window_is_open_is_taken(instance: Instance) -> None:
+    instance.recorder.demand_checked = False
+    instance.init()
+    _gate_echo(instance, '"approve"')
+    path = _torn_down(instance, _mission(ECHO).optional_from(1))
+    [ask] = probes.approvals(instance)
+    _continue(path)
+
+    answer = instance.contenox("approvals", "respond", ask.id, "--approve", timeout=60)
+
+    assert "expired" not in answer.stderr, answer.describe()
+    assert answer.exit_code == 0 or "not resumable" in answer.stderr, answer.describe()
+    assert probes.approvals(instance) == [], answer.describe()
+
+
 # --------------------------------------------------------------------------- answered once
 
 
@@ -312,6 +336,8 @@ ANSWERED_ONCE = _live_ask(
 )
 
 
+_BETA = step("config", "set", "opt-in-beta", "true")
+
 RESPOND_NEEDS_ONE_VERDICT = [
     Case(
         name=f"approvals respond refuses {what}",
@@ -333,23 +359,48 @@ RESPOND_NEEDS_ONE_VERDICT = [
     ]
 ]
 
-AS_AGENT_NEEDS_THE_BETA = Case(
-    name="without the beta opt in approvals respond has no as agent flag",
+# The control: the same call with exactly one verdict gets past the flags and goes on to
+# look the ask up (there is none, so it fails on that, not on the flags).
+RESPOND_WITH_ONE_VERDICT = Case(
+    name="approvals respond with exactly one verdict goes on to look the ask up",
     init=False,
     steps=[
         step(
             "approvals",
             "respond",
             "some-ask",
-            "--answer",
-            "yes",
-            "--as-agent",
-            "planner",
+            "--approve",
             exit_code=1,
-            notices_has=["unknown flag: --as-agent"],
+            notices_has=['no ask "some-ask" exists'],
+            notices_lacks=["exactly one of"],
         )
     ],
 )
+
+_AS_AGENT = ("approvals", "respond", "some-ask", "--answer", "yes", "--as-agent", "planner")
+
+# The control: only the beta opt-in changed; the same call takes the flag and goes on to
+# look the ask up (there is none, so it fails on that, not on the flag).
+AS_AGENT_NEEDS_THE_BETA = [
+    Case(
+        name="without the beta opt in approvals respond has no as agent flag",
+        init=False,
+        steps=[step(*_AS_AGENT, exit_code=1, notices_has=["unknown flag: --as-agent"])],
+    ),
+    Case(
+        name="with the beta opt in the same approvals respond takes the as agent flag",
+        init=False,
+        steps=[
+            _BETA,
+            step(
+                *_AS_AGENT,
+                exit_code=1,
+                notices_has=['no ask "some-ask" exists'],
+                notices_lacks=["unknown flag"],
+            ),
+        ],
+    ),
+]
 
 
 PERMISSION_REFUSES_WORDS = _live_ask(
@@ -424,6 +475,26 @@ TORN_DOWN_RECORD = Case(
             "{ask_mission}",
             expect=["started on the gated write"],
         ),
+    ],
+)
+
+
+def _mission_statuses(instance: Instance) -> list[str]:
+    return [m.status for m in probes.missions(instance)]
+
+
+# The control: only files.write turned to allow. The same run writes gated.txt itself and
+# lands with nothing waiting (its --timeout long enough to land: an unheld run needs no
+# teardown), so what the case above shows absent is the grant's doing.
+TORN_DOWN_RECORD_CONTROL = Case(
+    name="the same run with the write allowed writes the file and lands with no ask",
+    script=_mission(_write("gated.txt"), report_first="started on the gated write"),
+    home_files=_gate('default_action = "allow"\nfiles.write = "allow"\n'),
+    steps=[
+        step(*_GATE, "--timeout", "90s", TASK, timeout=150),
+        workspace_file("gated.txt", expect=CONTENT),
+        _NO_ASKS,
+        probe("mission statuses", _mission_statuses, expect=["landed"]),
     ],
 )
 
@@ -710,9 +781,6 @@ def _answers(max_answers: int | None = None) -> dict[str, str]:
     return _gate(f'default_action = "allow"\nmissions.answer = "allow"\n{bound}')
 
 
-_BETA = step("config", "set", "opt-in-beta", "true")
-
-
 def _as_agent(**expect: Any) -> Step:
     return step(
         "approvals", "respond", "{ask}", "--answer", "use main", "--as-agent", "planner", **expect
@@ -778,6 +846,35 @@ def test_an_agent_answer_is_refused_once_the_mission_s_agent_answer_bound_is_spe
 
     refused.assert_failure()
     assert still_pending == [second.id], refused.describe()
+
+
+# The control of the bound case above: only the bound changed (two agent answers, not one);
+# the same agent's answer to the second question is taken, and the run lands.
+# function: waits for the second question while the first leaves the inbox
+def test_an_agent_answer_is_taken_while_the_mission_s_agent_answer_bound_is_not_spent(
+    instance: Instance,
+) -> None:
+    _envelope(
+        instance,
+        "gate",
+        _answers(max_answers=2)["agents.toml"].removeprefix("[envelopes.gate]\n"),
+    )
+    instance.init()
+    instance.must("config", "set", "opt-in-beta", "true")
+    run = _start(instance, _mission(_question("which branch"), _question("which remote")))
+    first = probes.await_approval(instance, 60, kind="question", run=run)
+    _answer_as_agent(instance, first.id).assert_success()
+
+    def second_question() -> probes.Ask | None:
+        return next((a for a in probes.approvals(instance) if a.id != first.id), None)
+
+    second = wait_until(second_question, timeout=60, interval=0.5, what="the second question")
+    taken = _answer_as_agent(instance, second.id)
+    run.wait(timeout=120).assert_success()
+
+    taken.assert_success()
+    assert 'Answered as agent "planner"' in taken.stdout, taken.describe()
+    assert probes.approvals(instance) == []
 
 
 # function: polls approvals list until the expiry sweeps the question

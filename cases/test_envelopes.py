@@ -36,6 +36,7 @@ from harness import (
     probe,
     probes,
     prompt,
+    remove,
     respond,
     route,
     satisfies,
@@ -314,6 +315,17 @@ WORKSPACE_ENVELOPE = [
     )
 ]
 
+# The control of the home declaration: the same envelope there with files.read allowed;
+# the read returns the notes.
+HOME_ENVELOPE_ALLOWS = _landed(
+    "the same envelope in the home agents.toml with the read allowed returns the notes",
+    "noread",
+    _mission(_read("notes.txt")),
+    _results(lambda rs: "the notes the unit may read" in rs[0], "the notes' text"),
+    declare=_NOREAD.replace('files.read = "deny"', 'files.read = "allow"'),
+    files={"notes.txt": "the notes the unit may read\n"},
+)
+
 
 # function: asserts the run is still running while its ask waits, which no step reads
 def test_an_approve_rule_holds_the_call_on_an_ask_until_a_person_approves_it(
@@ -405,6 +417,15 @@ HAND_WRITTEN_NO_DEFAULT_ASKS = _asked(
     before=[write("hitl-policy-bare.json", _policy(None), home=True)],
 )
 
+# The control: only default_action added to the same file, allow; the echo runs unasked.
+HAND_WRITTEN_ALLOW_RUNS = _landed(
+    "a hand written policy whose default_action is allow runs the same call unasked",
+    "bare",
+    _mission(ECHO),
+    _results(lambda rs: rs[0] == ECHOED, "the echo"),
+    before=[write("hitl-policy-bare.json", _policy("allow"), home=True)],
+)
+
 
 # --------------------------------------------------------------------------- first match
 
@@ -444,6 +465,22 @@ DENY_PATH_CARVE = _landed(
     ),
 )
 
+# The control: the same envelope without its deny_paths; the same second write lands.
+NO_DENY_PATH_CARVE = _landed(
+    "without the deny path the same allow grant writes both files",
+    "carve",
+    _mission(_write("ok.txt"), _write("secret.txt")),
+    workspace_file("ok.txt", expect=CONTENT),
+    workspace_file("secret.txt", expect=CONTENT),
+    _results(lambda rs: not _refused(rs[0]) and not _refused(rs[1]), "neither write refused"),
+    declare=(
+        "[envelopes.carve]\n"
+        'default_action = "deny"\n'
+        "[envelopes.carve.files.write]\n"
+        'grant = "allow"\n'
+    ),
+)
+
 APPROVE_PATH_CARVE = _asked(
     "an approve path carves an ask out of an allow grant",
     "keys",
@@ -460,6 +497,20 @@ APPROVE_PATH_CARVE = _asked(
         "[envelopes.keys.files.read]\n"
         'grant = "allow"\n'
         'approve_paths = ["**/*.pem"]\n'
+    ),
+    files={"plain.txt": "plain text\n", "server.pem": "-----BEGIN KEY-----\n"},
+)
+
+# The control: the same envelope without its approve_paths; the .pem is read unasked.
+NO_APPROVE_PATH_CARVE = _landed(
+    "without the approve path the same allow grant reads the pem unasked",
+    "keys",
+    _mission(_read("plain.txt"), _read("server.pem")),
+    _results(
+        lambda rs: "plain text" in rs[0] and "BEGIN KEY" in rs[1], "both files' text, unasked"
+    ),
+    declare=(
+        '[envelopes.keys]\ndefault_action = "deny"\n[envelopes.keys.files.read]\ngrant = "allow"\n'
     ),
     files={"plain.txt": "plain text\n", "server.pem": "-----BEGIN KEY-----\n"},
 )
@@ -646,6 +697,15 @@ WORKSPACE_COPY_ALONE = [
             _results(lambda rs: _refused(rs[0]), "the echo refused by the policy"),
             before=[write(rel, _DENY_ECHO, home=True)],
         ),
+        # Its control: the same place, the file allowing the echo; the echo runs (the
+        # default envelope, were the file not read, would ask and come back denied).
+        _landed(
+            f"the same {what} under the home contenox allowing the echo runs it",
+            name,
+            _mission(ECHO),
+            _results(lambda rs: rs[0] == ECHOED, "the echo"),
+            before=[write(rel, _ALLOW_ECHO, home=True)],
+        ),
     )
 ]
 
@@ -825,33 +885,69 @@ HITL_POLICY_PATH = [
 
 # ------------------------------------------------------------------ names that resolve to nothing
 
-ACP_MISSING_PATH = Case(
-    name="a hitl policy path that does not exist is an error rather than a fallback",
-    steps=[
-        step(
-            "acp",
-            "--hitl-policy",
-            "./ops/missing.json",
-            stdin="",
-            exit_code=1,
-            notices_has=["missing.json", "no such file"],
-        )
-    ],
-)
+# Their controls: the same start once the path, or the name, resolves to a file; acp
+# starts under it and says nothing of a missing policy.
+_A_POLICY = _policy("allow")
 
-ACP_UNKNOWN_NAME = Case(
-    name="a policy name that resolves to nothing is fatal and names what it looked for and where",
-    steps=[
-        step(
-            "acp",
-            "--hitl-policy",
-            "nosuch",
-            stdin="",
-            exit_code=1,
-            notices_has=["hitl-policy-nosuch.json", ".contenox/.generated"],
-        )
-    ],
-)
+ACP_MISSING_PATH = [
+    Case(
+        name=name,
+        files=files,
+        steps=[
+            step(
+                "acp",
+                "--hitl-policy",
+                "./ops/missing.json",
+                stdin="",
+                **expect,
+            )
+        ],
+    )
+    for name, files, expect in (
+        (
+            "a hitl policy path that does not exist is an error rather than a fallback",
+            {},
+            {"exit_code": 1, "notices_has": ["missing.json", "no such file"]},
+        ),
+        (
+            "the same hitl policy path once the file exists starts acp under it",
+            {"ops/missing.json": _A_POLICY},
+            {"exit_code": 0, "notices_lacks": ["missing.json", "no such file"]},
+        ),
+    )
+]
+
+ACP_UNKNOWN_NAME = [
+    Case(
+        name=(
+            "a policy name that resolves to nothing is fatal and names what it looked for and where"
+        ),
+        steps=[
+            step(
+                "acp",
+                "--hitl-policy",
+                "nosuch",
+                stdin="",
+                exit_code=1,
+                notices_has=["hitl-policy-nosuch.json", ".contenox/.generated"],
+            )
+        ],
+    ),
+    Case(
+        name="the same policy name once its file is under the home contenox starts acp under it",
+        steps=[
+            write("hitl-policy-nosuch.json", _A_POLICY, home=True),
+            step(
+                "acp",
+                "--hitl-policy",
+                "nosuch",
+                stdin="",
+                exit_code=0,
+                notices_lacks=["hitl-policy-nosuch.json"],
+            ),
+        ],
+    ),
+]
 
 RUN_UNKNOWN_NAME = Case(
     name="run refuses a policy name that resolves to nothing naming where it looked",
@@ -999,6 +1095,23 @@ MALFORMED_ENVELOPES = [
     )
     for name, toml, needles in _MALFORMED
 ]
+
+# The control of the refusals above: a well-formed block of the same shape (the
+# timeout written as a duration); the same start renders it and exits 0.
+WELL_FORMED_ENVELOPE = Case(
+    name="a well formed envelope of the same shape renders and acp starts under it",
+    home_files={"agents.toml": '[envelopes.bad]\nshell = { grant = "approve", timeout = "30m" }\n'},
+    steps=[
+        step(
+            "acp",
+            "--hitl-policy",
+            "bad",
+            stdin="",
+            exit_code=0,
+            notices_lacks=['render envelope "bad"'],
+        )
+    ],
+)
 
 RUN_MALFORMED = Case(
     name=(
@@ -1397,6 +1510,13 @@ ENVELOPE_NAME_RULE = Case(
     ],
 )
 
+# The control: only the name changed, inside the pattern; the same start says nothing of it.
+ENVELOPE_NAME_IN_THE_PATTERN = Case(
+    name="an envelope name inside the name pattern is not refused",
+    home_files={"agents.toml": '[envelopes.bad]\ndefault_action = "deny"\n'},
+    steps=[step("acp", stdin="", notices_lacks=["[envelopes.bad]", "name must match"])],
+)
+
 ENVELOPE_OWNS_AN_AGENT_S_FILE = Case(
     name="agent list says when an envelope owns an agent s policy file",
     home_files={"agents.toml": '[envelopes.reviewer]\ndefault_action = "deny"\n'},
@@ -1511,15 +1631,27 @@ FLAG_POLICY_NAME = [
 ]
 
 # default asks about a write; a fail-open fallback would write unasked.
-UNRESOLVABLE_POLICY_NAME = Case(
-    name="an unresolvable hitl policy name falls back to the default envelope",
-    script=_WRITE_TURN,
-    steps=[
-        step("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json"),
-        prompt("write the file", permission="deny", permission_requests=1),
-        workspace_file("out.txt", expect=None),
-    ],
-)
+# The control: the same card allowed (only the answer changed); the write lands, so the
+# file's absence above is the card's refusal.
+UNRESOLVABLE_POLICY_NAME = [
+    Case(
+        name=name,
+        script=_WRITE_TURN,
+        steps=[
+            step("config", "set", "hitl-policy-name", "hitl-policy-nosuch.json"),
+            prompt("write the file", permission=permission, permission_requests=1),
+            workspace_file("out.txt", expect=written),
+        ],
+    )
+    for name, permission, written in (
+        ("an unresolvable hitl policy name falls back to the default envelope", "deny", None),
+        (
+            "under the same fallback the card allowed lets the write land",
+            "allow",
+            CONTENT,
+        ),
+    )
+]
 
 
 # function: a second process answers the card while the prompt is still open
@@ -1590,33 +1722,56 @@ STRICT_ASKS_LS = [
     )
 ]
 
-STALE_RENDER = Case(
-    name="a render that fails is reported and the stale render still gates",
-    script=_mission(_write("out.txt")),
-    home_files={
-        "agents.toml": '[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "deny"\n'
-    },
-    steps=[
-        _run_step("stale"),
-        edit(
-            "agents.toml",
-            replace={'files.write = "deny"\\n': 'files.write = "allow"\\nbogus = 1\\n'},
-            under="contenox",
+# The control: the same edit with the grants swapped. The stale render allows the write
+# (and the broken edit would deny it), so the write landing says the stale render gates,
+# not a render that fails closed.
+STALE_RENDER = [
+    Case(
+        name=name,
+        script=_mission(_write("out.txt")),
+        home_files={
+            "agents.toml": (f'[envelopes.stale]\ndefault_action = "allow"\nfiles.write = "{was}"\n')
+        },
+        steps=[
+            _run_step("stale"),
+            *between,
+            edit(
+                "agents.toml",
+                replace={f'files.write = "{was}"\\n': f'files.write = "{now}"\\nbogus = 1\\n'},
+                under="contenox",
+            ),
+            step(
+                "run",
+                "--policy",
+                "stale",
+                "--timeout",
+                "90s",
+                TASK,
+                timeout=150,
+                stderr_has=['unknown key "bogus"'],
+            ),
+            # The stale render still gates.
+            workspace_file("out.txt", expect=written),
+        ],
+    )
+    for name, was, now, between, written in (
+        (
+            "a render that fails is reported and the stale render still gates",
+            "deny",
+            "allow",
+            (),
+            None,
         ),
-        step(
-            "run",
-            "--policy",
-            "stale",
-            "--timeout",
-            "90s",
-            TASK,
-            timeout=150,
-            stderr_has=['unknown key "bogus"'],
+        (
+            "a render that fails leaves the same stale render allowing the write and it lands",
+            "allow",
+            "deny",
+            # The first run wrote the file; it goes, so the second run's write is what shows.
+            (workspace_file("out.txt", expect=CONTENT), remove("out.txt")),
+            CONTENT,
         ),
-        # The stale render still gates.
-        workspace_file("out.txt", expect=None),
-    ],
-)
+    )
+]
 
 KEY_STORE_QUARANTINE = _landed(
     "the credential quarantine denies a key store read under the most permissive posture",

@@ -467,6 +467,22 @@ DEV_IS_GONE = Case(
     ],
 )
 
+# The control: only the name changed, to the shipped default that absorbed the old presets;
+# the same start resolves it.
+DEFAULT_IS_THERE = Case(
+    name="the same start naming the default envelope resolves it",
+    steps=[
+        step(
+            "acp",
+            "--hitl-policy",
+            "default",
+            stdin="",
+            exit_code=0,
+            notices_lacks=["hitl-policy-default.json"],
+        ),
+    ],
+)
+
 
 def _one_call(call: ToolCall) -> Script:
     return Script(turns=[route(), Turn(text="On it.", tool_calls=[call]), "Done."])
@@ -522,20 +538,38 @@ ASK_ALWAYS = [
 ]
 
 # hitl.md:329: auto_edit means edits, not execution — the shell still asks.
-AUTO_EDIT_SHELL_ASKS = Case(
-    name="under auto_edit the shell still asks the editor",
-    script=_one_call(ToolCall("local_shell", {"command": "touch", "args": ["made.txt"]})),
-    steps=[
-        prompt(
-            "make the file",
-            acp_args=["--hitl-policy", "auto_edit"],
-            permission="deny",
-            permission_requests=1,
-            requests_lack=["terminal/create"],
-        ),
-        workspace_file("made.txt", expect=None),
-    ],
-)
+# The control: the same card allowed (only the editor's answer changed); the editor's
+# terminal runs the touch and made.txt appears, so its absence above is the card's refusal.
+AUTO_EDIT_SHELL_ASKS = [
+    Case(
+        name="under auto_edit the shell still asks the editor",
+        script=_one_call(ToolCall("local_shell", {"command": "touch", "args": ["made.txt"]})),
+        steps=[
+            prompt(
+                "make the file",
+                acp_args=["--hitl-policy", "auto_edit"],
+                permission="deny",
+                permission_requests=1,
+                requests_lack=["terminal/create"],
+            ),
+            workspace_file("made.txt", expect=None),
+        ],
+    ),
+    Case(
+        name="under auto_edit the same shell call allowed at its card runs in the terminal",
+        script=_one_call(ToolCall("local_shell", {"command": "touch", "args": ["made.txt"]})),
+        steps=[
+            prompt(
+                "make the file",
+                acp_args=["--hitl-policy", "auto_edit"],
+                permission="allow",
+                permission_requests=1,
+                terminal_commands=["touch made.txt"],
+            ),
+            workspace_file("made.txt", expect=""),
+        ],
+    ),
+]
 
 
 # --------------------------------------------------------------------------- a rule's conditions
