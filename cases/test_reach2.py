@@ -1,0 +1,262 @@
+"""Promises once judged unreachable, reached with the harness's loopback parts (issue #24).
+
+Each case names the part it uses on its first line:
+
+- **Provider stand-ins** (harness/servers/providers.py) answer in a real provider's
+  wire format and record every request: what contenox *asked the model for* (a token
+  cap, a reasoning effort) is in the request body, where the scripted-test backend
+  (which ignores both) cannot show it. A ``slow`` fault holds the first byte, which is
+  how a time budget inside contenox becomes visible as an answer that is an error.
+- **The HTTPS proxy** (harness/servers/https_proxy.py) routes a provider's fixed or
+  regional host to a stand-in, and records which host each request was for.
+- **The environment**: a per-invocation override is shown against the stored key it
+  overrides, in both directions.
+
+Every case is a function: it starts its stand-in beside the command.
+"""
+
+from __future__ import annotations
+
+import json
+
+from harness import Capabilities, Instance, Script, Turn, mission_finish, mission_report
+from harness.servers.https_proxy import serve_https_proxy
+from harness.servers.providers import (
+    KEY,
+    KEY_ENV,
+    SECRET,
+    Fault,
+    Provider,
+    aws_credentials_blob,
+    register_provider,
+    serve_provider,
+)
+
+# ---------------------------------------------------------------- reference/config.md, local models
+
+
+def test_the_local_model_steps_register_ollama_set_the_defaults_and_doctor_says_ready(
+    instance: Instance,
+) -> None:
+    # function: an Ollama stand-in serving the page's model
+    standin = serve_provider(instance, "ollama", Script(model="qwen3:8b", turns=["Hello."]))
+    instance.recorder.name(standin.url, "[OLLAMA_URL]")
+    # The page's block, line by line (`ollama pull` is Ollama's own: the stand-in has the
+    # model). `backend add` without --url infers http://localhost:11434 and reads no
+    # OLLAMA_HOST; a fixed port cannot be held by one case among parallel ones (and
+    # test_troubleshooting needs it dead), so the stand-in's URL is given.
+    instance.must("backend", "add", "ollama", "--type", "ollama", "--url", standin.url)
+    instance.must("config", "set", "default-provider", "ollama")
+    instance.must("config", "set", "default-model", "qwen3:8b")
+    doctor = instance.must("doctor")
+    assert "Ready: yes" in doctor.stdout, doctor.describe()
+    chat = instance.must("chat", "say hello")
+    assert "Hello." in chat.stdout, chat.describe()
+    asked = [r.json().get("model") for r in standin.chat_requests()]
+    instance.recorder.probe("the model each chat request named", (), asked)
+    assert asked == ["qwen3:8b"], standin.describe()
+
+
+# ---------------------------------------------------------------- guide/sovereignty.md
+
+BEDROCK_EU_URL = "https://bedrock-runtime.eu-central-1.amazonaws.com"
+BEDROCK_EU_HOSTS = [
+    "bedrock-runtime.eu-central-1.amazonaws.com",
+    "bedrock.eu-central-1.amazonaws.com",
+]
+
+
+def test_a_bedrock_backend_pinned_to_frankfurt_asks_only_eu_central_1_hosts(
+    instance: Instance,
+) -> None:
+    # function: a Bedrock stand-in behind the HTTPS proxy as the eu-central-1 hosts
+    standin = serve_provider(instance, "bedrock", Script(turns=["Hallo."]))
+    blob = aws_credentials_blob()
+    instance.recorder.name(standin.url, "[PROVIDER_URL]")
+    instance.recorder.name(blob, SECRET)
+    # Every other host (us-east-1, the global endpoint) is routed nowhere: a 502, recorded.
+    proxy = serve_https_proxy(instance, {h: standin.url for h in BEDROCK_EU_HOSTS})
+    env = {"E2E_KEY": blob, **proxy.env}
+    instance.must(
+        "backend", "add", "bedrock-eu", "--type", "bedrock", "--url", BEDROCK_EU_URL,
+        "--api-key-env", "E2E_KEY", env=env,
+    )  # fmt: skip
+    listed = instance.must("model", "list", env=env)
+    assert standin.model in listed.stdout, listed.describe()
+    instance.must("config", "set", "default-provider", "bedrock")
+    instance.must("config", "set", "default-model", standin.model)
+    chat = instance.must("chat", "say hello", env=env)
+    assert "Hallo." in chat.stdout, chat.describe()
+    hosts = sorted({r.host for r in proxy.requests()})
+    instance.recorder.probe("hosts the proxy carried", (), hosts)
+    # The listing goes to the control plane, the chat to the runtime: both in Frankfurt.
+    assert hosts == sorted(BEDROCK_EU_HOSTS), proxy.describe()
+    assert all(r.status == 200 for r in proxy.requests()), proxy.describe()
+
+
+# ---------------------------------------------------------------- contenox autocomplete --stdio
+
+COMPLETION = 'fmt.Println("hello")'
+REQUEST = {
+    "id": "1",
+    "path": "main.go",
+    "language": "go",
+    "prefix": "func main() {\n\t",
+    "suffix": "\n}",
+}
+
+
+def _autocomplete_on(instance: Instance, script: Script, fault: Fault | None = None):  # type: ignore[no-untyped-def]
+    """An OpenAI stand-in as the autocomplete role (chat stays unconfigured)."""
+    standin = serve_provider(instance, "openai", script, fault=fault)
+    instance.recorder.name(standin.url, "[PROVIDER_URL]")
+    instance.recorder.name(KEY, SECRET)
+    env = {KEY_ENV: KEY}
+    with instance.recorder.setup():
+        instance.must(
+            "backend", "add", "coder", "--type", "openai", "--url", standin.base_url,
+            "--api-key-env", KEY_ENV, env=env,
+        )  # fmt: skip
+        instance.must("config", "set", "default-autocomplete-model", standin.model)
+        instance.must("config", "set", "default-autocomplete-provider", "openai")
+    return standin, env
+
+
+def _lines(*requests: dict[str, object]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in requests)
+
+
+def _answers(stdout: str) -> dict[str, dict[str, str]]:
+    found = [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    return {a["id"]: a for a in found}
+
+
+def _cap(body: dict[str, object]) -> object:
+    """The output cap a chat-completions request carries, under either of its names."""
+    return body.get("max_completion_tokens", body.get("max_tokens"))
+
+
+def test_autocomplete_asks_the_model_for_at_most_128_tokens_when_the_request_names_none(
+    instance: Instance,
+) -> None:
+    # function: an OpenAI stand-in records the token cap each completion was asked with
+    standin, env = _autocomplete_on(
+        instance, Script(model="coder-e2e", turns=[COMPLETION, COMPLETION])
+    )
+    named = {**REQUEST, "id": "2", "max_tokens": 64}
+    # One request at a time: the stand-in's turns are served in arrival order.
+    first = instance.must("autocomplete", "--stdio", stdin=_lines(REQUEST), env=env)
+    second = instance.must("autocomplete", "--stdio", stdin=_lines(named), env=env)
+    assert _answers(first.stdout)["1"].get("completion") == COMPLETION, first.describe()
+    assert _answers(second.stdout)["2"].get("completion") == COMPLETION, second.describe()
+    caps = [_cap(r.json()) for r in standin.chat_requests()]
+    instance.recorder.probe("the token cap of each completion request", (), caps)
+    # Control: a request naming 64 is asked with 64, so the cap is the request's to set.
+    assert caps == [128, 64], standin.describe()
+
+
+def test_autocomplete_gives_up_on_a_completion_after_its_20_second_budget(
+    instance: Instance,
+) -> None:
+    # function: an OpenAI stand-in holds its first byte 25 s (a slow fault), past the budget
+    standin, env = _autocomplete_on(
+        instance,
+        Script(model="coder-e2e", turns=[COMPLETION]),
+        fault=Fault("slow", delay=25.0),
+    )
+    out = instance.must("autocomplete", "--stdio", stdin=_lines(REQUEST), env=env, timeout=120)
+    answer = _answers(out.stdout)["1"]
+    assert "completion" not in answer and answer.get("error"), out.describe()
+    assert "deadline" in answer["error"] or "timeout" in answer["error"].lower(), out.describe()
+    assert len(standin.chat_requests()) == 1, standin.describe()
+
+
+def test_autocomplete_answers_a_completion_that_takes_less_than_its_budget(
+    instance: Instance,
+) -> None:
+    # function: the control — the stand-in holds its first byte 15 s, inside the 20 s budget
+    standin, env = _autocomplete_on(
+        instance,
+        Script(model="coder-e2e", turns=[COMPLETION]),
+        fault=Fault("slow", delay=15.0),
+    )
+    out = instance.must("autocomplete", "--stdio", stdin=_lines(REQUEST), env=env, timeout=120)
+    assert _answers(out.stdout)["1"].get("completion") == COMPLETION, out.describe()
+    assert len(standin.chat_requests()) == 1, standin.describe()
+
+
+# ---------------------------------------------------------------- guide/agents.md, effort
+
+# A thinking-capable Ollama model: contenox sends a reasoning level only to a model
+# its catalog marks able to think (OpenAI's /v1/models carries no such mark).
+LANDS = Script(
+    model="qwen-e2e:8b",
+    capabilities=Capabilities(think=True),
+    turns=[
+        Turn(text="Filing.", tool_calls=[mission_report("result", "checked the one thing")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        Turn(text="Mission finished.", optional=True),
+    ],
+)
+BODY = "You check one thing and say what you found."
+
+
+def _declared(name: str, extra: str = "") -> str:
+    head = f"name: {name}\ndescription: Checks one thing for {name}\ntools: Read\n{extra}"
+    return f"---\n{head}---\n\n{BODY}\n"
+
+
+def _efforts(instance: Instance, agent: str, extra: str) -> list[object]:
+    instance.init()
+    standin = register_provider(instance, Provider("ollama"), LANDS)
+    instance.write(f".contenox/agents/{agent}.md", _declared(agent, extra))
+    ran = instance.must("run", "--policy", "run", agent, "check it")
+    assert "finished: landed" in ran.stdout + ran.stderr, ran.describe()
+    efforts = [r.json().get("think") for r in standin.chat_requests()]
+    # The closing turn after mission_finish is asked for only sometimes: record the levels.
+    levels = sorted({str(e) for e in efforts})
+    instance.recorder.probe("the think levels the /api/chat requests carried", (), levels)
+    return efforts
+
+
+def test_an_agent_declaring_effort_low_asks_its_model_to_think_low(
+    instance: Instance,
+) -> None:
+    # function: an Ollama stand-in records the thinking level each turn was asked with
+    efforts = _efforts(instance, "thinker", "effort: low\n")
+    assert efforts and set(efforts) == {"low"}, efforts
+
+
+def test_an_agent_declaring_no_effort_is_asked_at_the_configured_level_not_low(
+    instance: Instance,
+) -> None:
+    # function: the control — the same declaration without `effort`
+    efforts = _efforts(instance, "plain", "")
+    # The configured default (`default-think` unset) is what a declaration without the
+    # field runs at; whatever it is, it is not the level the other case declared.
+    assert efforts and "low" not in efforts, efforts
+
+
+# ---------------------------------------------------------------- CONTENOX_OPT_IN_BETA
+
+BETA = "Beta features enabled (opt-in-beta): agent roster, event triggers"
+
+
+def test_contenox_opt_in_beta_turns_the_beta_on_for_one_invocation_and_off_over_the_stored_key(
+    instance: Instance,
+) -> None:
+    # function: the environment override against the stored key, both ways
+    off = instance.must("doctor")
+    assert BETA not in off.stdout, off.describe()
+    on = instance.must("doctor", env={"CONTENOX_OPT_IN_BETA": "true"})
+    assert BETA in on.stdout, on.describe()
+    # Per invocation: the next one without it is off again, nothing was stored.
+    after = instance.must("doctor")
+    assert BETA not in after.stdout, after.describe()
+    assert instance.must("config", "get", "opt-in-beta").stdout.strip() != "true"
+    # And it overrides the stored key the other way.
+    instance.must("config", "set", "opt-in-beta", "true")
+    stored = instance.must("doctor")
+    assert BETA in stored.stdout, stored.describe()
+    overridden = instance.must("doctor", env={"CONTENOX_OPT_IN_BETA": "false"})
+    assert BETA not in overridden.stdout, overridden.describe()
