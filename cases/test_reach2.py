@@ -18,8 +18,21 @@ Every case is a function: it starts its stand-in beside the command.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
-from harness import Capabilities, Instance, Script, Turn, mission_finish, mission_report
+from harness import (
+    Capabilities,
+    Instance,
+    Script,
+    ToolCall,
+    Turn,
+    mission_finish,
+    mission_report,
+    probes,
+    wait_until,
+)
+from harness.clock import move_claim_back
+from harness.process import start_contenox
 from harness.servers.https_proxy import serve_https_proxy
 from harness.servers.providers import (
     KEY,
@@ -27,6 +40,7 @@ from harness.servers.providers import (
     SECRET,
     Fault,
     Provider,
+    ProviderStandIn,
     aws_credentials_blob,
     register_provider,
     serve_provider,
@@ -260,3 +274,129 @@ def test_contenox_opt_in_beta_turns_the_beta_on_for_one_invocation_and_off_over_
     assert BETA in stored.stdout, stored.describe()
     overridden = instance.must("doctor", env={"CONTENOX_OPT_IN_BETA": "false"})
     assert BETA not in overridden.stdout, overridden.describe()
+
+
+# ---------------------------------------------------------------- a resumer dead mid-resume
+
+# The approved call appends a line to ran.txt: how many lines it holds is how many
+# times the call ran. python3 is on the shipped shell allowlist; sh is not.
+APPEND = "open('ran.txt', 'a').write('ran\\n')"
+RECORDS = Script(
+    model="qwen-e2e:8b",
+    turns=[
+        Turn(
+            text="Recording.",
+            tool_calls=[ToolCall("local_shell", {"command": "python3", "args": ["-c", APPEND]})],
+        ),
+        # Turn 1 is held (a slow fault): the resumer is killed waiting on it, after the
+        # approved call ran. A slow turn is consumed, so the run that picks it up next
+        # is served turn 2.
+        Turn(text="Never seen."),
+        Turn(tool_calls=[mission_report("result", "recorded")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        Turn(text="Done.", optional=True),
+    ],
+)
+RESUMED = "Resumed 1 stranded run(s) to completion in this process."
+
+
+def _ran(instance: Instance) -> int:
+    path = instance.work / "ran.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _a_dead_resumer_s_claim(instance: Instance) -> tuple[probes.Ask, ProviderStandIn]:
+    """A run suspended on its ask, answered by a resumer SIGKILLed after the call ran.
+
+    The asking run's group is SIGKILLed at its ask (the run is checkpointed under it);
+    `approvals respond --approve` then claims the checkpoint, runs the approved call,
+    and is SIGKILLed while the model holds the next turn.
+    """
+    instance.init()
+    standin = register_provider(
+        instance, Provider("ollama", fault=Fault("slow", turn=1, delay=300.0)), RECORDS
+    )
+    asking = start_contenox(instance, "run", "--policy", "ask_always", "record it")
+    ask = probes.await_approval(instance, 90, tool="local_shell.local_shell", run=asking)
+    asking.kill()
+    instance.recorder.note("the asking run's process group was sent SIGKILL at its ask")
+    resumer = start_contenox(instance, "approvals", "respond", ask.id, "--approve")
+    wait_until(
+        lambda: (_ran(instance) == 1 and len(standin.chat_requests()) == 2) or None,
+        timeout=90,
+        what="the resumer to run the approved call and ask the model for the next turn",
+        interval=0.5,
+    )
+    resumer.kill()
+    instance.recorder.note(
+        "the resumer's process group was sent SIGKILL after the approved call ran, while the "
+        "model held its next turn"
+    )
+    return ask, standin
+
+
+def test_approvals_list_resumes_a_checkpoint_whose_claim_is_older_than_ten_minutes(
+    instance: Instance,
+) -> None:
+    # function: a resumer SIGKILLed mid-resume; its claim's minutes pass in the store
+    ask, _ = _a_dead_resumer_s_claim(instance)
+    # Control: 9 minutes 50 seconds is inside the staleness bound; nothing is resumed.
+    instance.recorder.note(move_claim_back(instance.home, ask.id, timedelta(minutes=9, seconds=50)))
+    young = instance.must("approvals", "list", timeout=120)
+    assert "Resumed" not in young.stdout + young.stderr, young.describe()
+    assert [m.status for m in probes.missions(instance)] == ["open"]
+
+    instance.recorder.note(move_claim_back(instance.home, ask.id, timedelta(seconds=20)))
+    stale = instance.must("approvals", "list", timeout=120)
+
+    assert RESUMED in stale.stdout + stale.stderr, stale.describe()
+    assert [m.status for m in probes.missions(instance)] == ["landed"]
+    assert "No pending asks" in stale.stdout, stale.describe()
+
+
+def test_a_resume_that_died_after_the_approved_call_ran_does_not_run_it_again(
+    instance: Instance,
+) -> None:
+    # function: the approved call counts its runs in ran.txt; the stale claim is picked up
+    ask, _ = _a_dead_resumer_s_claim(instance)
+    instance.recorder.note(
+        move_claim_back(instance.home, ask.id, timedelta(minutes=10, seconds=10))
+    )
+    stale = instance.must("approvals", "list", timeout=120)
+    assert RESUMED in stale.stdout + stale.stderr, stale.describe()
+    ran = _ran(instance)
+    instance.recorder.probe("times the approved call ran", (), ran)
+    assert ran == 1, stale.describe()
+
+
+FAILED_RESUME = (
+    "1 resume(s) failed; their checkpoints are retained with the failure and retried once the "
+    "claim goes stale."
+)
+
+
+def test_a_resume_that_fails_is_retained_and_retried_once_its_claim_goes_stale(
+    instance: Instance,
+) -> None:
+    # function: the stale strand meets a process with no backend, then a capable one
+    ask, standin = _a_dead_resumer_s_claim(instance)
+    instance.recorder.note(
+        move_claim_back(instance.home, ask.id, timedelta(minutes=10, seconds=10))
+    )
+    instance.must("backend", "remove", "ollama")
+    failed = instance.must("approvals", "list", timeout=120)
+    assert "Resumed 0 stranded run(s)" in failed.stdout, failed.describe()
+    assert FAILED_RESUME in failed.stdout, failed.describe()
+    assert [m.status for m in probes.missions(instance)] == ["open"]
+    # A model again: the failed attempt's claim is fresh, so nothing is retried yet.
+    instance.must("backend", "add", "ollama", "--type", "ollama", "--url", standin.base_url)
+    fresh = instance.must("approvals", "list", timeout=120)
+    assert "Resumed" not in fresh.stdout, fresh.describe()
+    assert [m.status for m in probes.missions(instance)] == ["open"]
+    # Once that claim is stale too, the retained checkpoint is carried to completion.
+    instance.recorder.note(
+        move_claim_back(instance.home, ask.id, timedelta(minutes=10, seconds=10))
+    )
+    retried = instance.must("approvals", "list", timeout=120)
+    assert RESUMED in retried.stdout, retried.describe()
+    assert [m.status for m in probes.missions(instance)] == ["landed"]

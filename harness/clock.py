@@ -29,6 +29,7 @@ __all__ = [
     "MISSION_CLOCK_FIELDS",
     "ClockError",
     "local_db",
+    "move_claim_back",
     "move_firing_back",
     "move_mission_back",
     "span",
@@ -56,12 +57,12 @@ def span(by: timedelta) -> str:
     Words, not ``6h1m``: the transcript redacts Go-style durations, and the move is
     the one duration a reader must see.
     """
-    minutes = int(by.total_seconds()) // 60
+    minutes, secs = divmod(int(by.total_seconds()), 60)
     days, rest = divmod(minutes, 24 * 60)
     hours, mins = divmod(rest, 60)
-    units = ((days, "day"), (hours, "hour"), (mins, "minute"))
+    units = ((days, "day"), (hours, "hour"), (mins, "minute"), (secs, "second"))
     words = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in units if n]
-    return " ".join(words) or f"{int(by.total_seconds())} seconds"
+    return " ".join(words) or "0 seconds"
 
 
 def _parse(stamp: str, where: str) -> datetime:
@@ -188,4 +189,49 @@ def move_firing_back(home: Path, trigger: str, nid: int, by: timedelta) -> str:
         f"moved the {status} claim of trigger {trigger} on event nid {nid} back {span(by)} in "
         "~/.contenox/local.db (event_firings.updated_at) — the hours a clock would pass; every "
         "contenox process of this home is gone"
+    )
+
+
+def move_claim_back(home: Path, checkpoint: str, by: timedelta) -> str:
+    """Move the resume claim on checkpoint ``checkpoint`` back ``by`` (its ``claimed_at``).
+
+    A run suspended on an ask is checkpointed under the ask's id: the row of table
+    ``chain_checkpoints`` with that id. A resumer claims it by stamping
+    ``claimed_at`` (Go's ``time.Time.String()``); "a claim older than ten minutes" is
+    that stamp's distance from now, so only it moves. Returns the transcript's
+    sentence; raises :class:`ClockError` before writing when the row is missing or
+    holds no claim.
+    """
+    db = local_db(home)
+    where = f"table chain_checkpoints, id {checkpoint!r} in {db}"
+    if not db.is_file():
+        raise ClockError(
+            f"no contenox store at {db}: let a resumer claim the checkpoint in this home "
+            "before moving its clock"
+        )
+    with closing(sqlite3.connect(db)) as conn, conn:
+        rows = conn.execute(
+            "SELECT claimed_at FROM chain_checkpoints WHERE id = ?", (checkpoint,)
+        ).fetchall()
+        if len(rows) != 1:
+            raise ClockError(
+                f"{where}: expected one checkpoint, found {len(rows)}; pass the id of the ask "
+                "the run was suspended on (or contenox no longer keeps checkpoints there — read "
+                "the store and update harness/clock.py)"
+            )
+        [(claimed,)] = rows
+        if claimed is None:
+            raise ClockError(
+                f"{where}: the checkpoint holds no claim (claimed_at is NULL); a resumer must "
+                "have claimed it (`approvals respond` killed mid-resume) before its claim can age"
+            )
+        moved = _parse_go(str(claimed), f"{where}, field claimed_at") - by
+        conn.execute(
+            "UPDATE chain_checkpoints SET claimed_at = ? WHERE id = ?",
+            (moved.strftime(_GO_STAMP), checkpoint),
+        )
+    return (
+        f"moved the resume claim on checkpoint {checkpoint} back {span(by)} in "
+        "~/.contenox/local.db (chain_checkpoints.claimed_at) — the minutes a clock would pass; "
+        "every contenox process of this home is gone"
     )

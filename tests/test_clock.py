@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.clock import ClockError, local_db, move_firing_back, move_mission_back, span
+from harness.clock import (
+    ClockError,
+    local_db,
+    move_claim_back,
+    move_firing_back,
+    move_mission_back,
+    span,
+)
 
 MISSION = "da028b41-9878-4afb-a91e-093f34230a85"
 RECORD = {
@@ -112,6 +119,7 @@ def test_a_time_contenox_no_longer_writes_as_rfc3339_is_refused(tmp_path: Path) 
         (timedelta(hours=5, minutes=59), "5 hours 59 minutes"),
         (timedelta(days=30), "30 days"),
         (timedelta(seconds=5), "5 seconds"),
+        (timedelta(minutes=9, seconds=50), "9 minutes 50 seconds"),
     ],
 )
 def test_a_move_is_named_in_words(by: timedelta, words: str) -> None:
@@ -156,3 +164,59 @@ def test_a_missing_firing_claim_is_refused_naming_the_table(tmp_path: Path) -> N
 
     with pytest.raises(ClockError, match=r"table event_firings, trigger_name 'x', nid 9.*found 0"):
         move_firing_back(tmp_path, "x", 9, timedelta(hours=2))
+
+
+CLAIMED = "2026-12-04 19:07:01.582955462 +0000 UTC"
+
+
+def _checkpoints(home: Path, claims: dict[str, str | None]) -> Path:
+    db = local_db(home)
+    db.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "CREATE TABLE chain_checkpoints (id VARCHAR(255) PRIMARY KEY, schema_version INT NOT "
+            "NULL, payload TEXT NOT NULL, session_id VARCHAR(255) NOT NULL DEFAULT '', "
+            "request_id VARCHAR(255) NOT NULL DEFAULT '', failure TEXT, claimed_at TIMESTAMP, "
+            "created_at TIMESTAMP NOT NULL, updated_at TIMESTAMP NOT NULL)"
+        )
+        for cid, claimed in claims.items():
+            conn.execute(
+                "INSERT INTO chain_checkpoints VALUES (?, 1, '{}', 's', 'r', NULL, ?, 'c', 'u')",
+                (cid, claimed),
+            )
+    return db
+
+
+def test_a_resume_claim_s_claimed_at_moves_back_and_only_that_row(tmp_path: Path) -> None:
+    db = _checkpoints(tmp_path, {"ask-1": CLAIMED, "ask-2": CLAIMED})
+
+    sentence = move_claim_back(tmp_path, "ask-1", timedelta(minutes=10, seconds=10))
+
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT id, claimed_at, updated_at FROM chain_checkpoints ORDER BY id"
+        ).fetchall()
+    assert rows == [
+        ("ask-1", "2026-12-04 18:56:51.582955 +0000 UTC", "u"),
+        ("ask-2", CLAIMED, "u"),
+    ]
+    assert "back 10 minutes 10 seconds" in sentence and "claimed_at" in sentence
+
+
+def test_a_checkpoint_nobody_claimed_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    db = _checkpoints(tmp_path, {"ask-1": None})
+
+    with pytest.raises(ClockError, match=r"holds no claim \(claimed_at is NULL\)"):
+        move_claim_back(tmp_path, "ask-1", timedelta(minutes=10))
+
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT claimed_at FROM chain_checkpoints").fetchone() == (None,)
+
+
+def test_a_missing_checkpoint_is_refused_naming_the_table(tmp_path: Path) -> None:
+    _checkpoints(tmp_path, {})
+
+    with pytest.raises(ClockError, match=r"table chain_checkpoints, id 'ask-9'.*found 0"):
+        move_claim_back(tmp_path, "ask-9", timedelta(minutes=10))
