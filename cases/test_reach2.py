@@ -31,7 +31,7 @@ from harness import (
     probes,
     wait_until,
 )
-from harness.clock import move_claim_back
+from harness.clock import move_claim_back, move_event_log_back
 from harness.process import start_contenox
 from harness.servers.https_proxy import serve_https_proxy
 from harness.servers.providers import (
@@ -400,3 +400,65 @@ def test_a_resume_that_fails_is_retained_and_retried_once_its_claim_goes_stale(
     retried = instance.must("approvals", "list", timeout=120)
     assert RESUMED in retried.stdout, retried.describe()
     assert [m.status for m in probes.missions(instance)] == ["landed"]
+
+
+# ---------------------------------------------------------------- events prune, days later
+
+REPORTS = Script(
+    turns=[
+        Turn(text="Filing.", tool_calls=[mission_report("result", "reach home")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        Turn(text="Mission finished.", optional=True),
+    ]
+)
+# A partition is named by its UTC day; which day it is depends on when the case runs.
+PERIOD = r"\b20\d{6}\b"
+
+
+def _event_nids(instance: Instance) -> list[str]:
+    listed = instance.must("events", "list").stdout
+    return [line.split()[0] for line in listed.splitlines()[1:] if line.strip()[:1].isdigit()]
+
+
+def _log_three_days_old(instance: Instance) -> None:
+    """A landed run's events (nid 1 and 2), their day-partition three days in the past."""
+    instance.recorder.redact(PERIOD, "[DAY]")
+    instance.init()
+    instance.use_script(REPORTS)
+    instance.must("config", "set", "opt-in-beta", "true")
+    instance.must("run", "--policy", "run", "report home")
+    assert _event_nids(instance) == ["1", "2"]
+    instance.recorder.note(move_event_log_back(instance.home, 3))
+
+
+def test_prune_asks_before_dropping_a_partition_older_than_the_window_and_no_keeps_it(
+    instance: Instance,
+) -> None:
+    # function: the event log's days pass in contenox's store (harness/clock.py)
+    _log_three_days_old(instance)
+    # Control: a window of 5 days holds the 3-day-old partition; nothing to ask about.
+    held = instance.must("events", "prune", "--keep-days", "5")
+    assert "Nothing to prune: no event partitions older than 5 day(s)." in held.stdout, held.stdout
+
+    asked = instance.must("events", "prune", "--keep-days", "1", stdin="n\n")
+
+    assert "Drop 1 event partition(s) older than" in asked.stdout, asked.describe()
+    assert "(their events are gone for good)? [y/N]:" in asked.stdout, asked.describe()
+    assert "Aborted." in asked.stdout and "Pruned" not in asked.stdout, asked.describe()
+    assert _event_nids(instance) == ["1", "2"]
+
+
+def test_prune_yes_drops_the_days_older_than_the_window_without_asking_and_keeps_today(
+    instance: Instance,
+) -> None:
+    # function: the log's first day is moved back 3 days; a second run appends today
+    _log_three_days_old(instance)
+    instance.must("run", "--policy", "run", "report home")
+    assert _event_nids(instance) == ["1", "2", "3", "4"]
+
+    pruned = instance.must("events", "prune", "--keep-days", "1", "--yes", stdin="")
+
+    assert "[y/N]" not in pruned.stdout, pruned.describe()
+    assert "Pruned 1 partition(s); events from the last 1 day(s) are retained." in pruned.stdout
+    # The whole old day is gone, today's events stay.
+    assert sorted(_event_nids(instance)) == ["3", "4"]

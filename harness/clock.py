@@ -30,6 +30,7 @@ __all__ = [
     "ClockError",
     "local_db",
     "move_claim_back",
+    "move_event_log_back",
     "move_firing_back",
     "move_mission_back",
     "span",
@@ -233,5 +234,75 @@ def move_claim_back(home: Path, checkpoint: str, by: timedelta) -> str:
     return (
         f"moved the resume claim on checkpoint {checkpoint} back {span(by)} in "
         "~/.contenox/local.db (chain_checkpoints.claimed_at) — the minutes a clock would pass; "
+        "every contenox process of this home is gone"
+    )
+
+
+_PARTITION = "event_log_"
+
+
+def move_event_log_back(home: Path, days: int) -> str:
+    """Move every day-partition of the event log back ``days`` whole days.
+
+    The log is one table per UTC day (``event_log_YYYYMMDD``), registered in
+    ``event_partitions``; prune compares a partition's day with the window, and
+    ``events list`` shows each event's ``time``. Days passing would leave the events
+    where they are and move *now*; moving each partition's day, its table's name
+    (and its two indexes'), and its events' times back instead is the same distance.
+    Every partition moves the same distance, oldest first, so a day is vacated before
+    a later partition moves onto it. Returns the transcript's sentence; raises
+    :class:`ClockError` before writing when there is no partition or one is malformed.
+    """
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ClockError(f"move the event log back a whole number of days (1, 2, …), got {days!r}")
+    db = local_db(home)
+    if not db.is_file():
+        raise ClockError(
+            f"no contenox store at {db}: let the case append events (a mission run with "
+            "opt-in-beta) in this home before moving the log's clock"
+        )
+    with closing(sqlite3.connect(db)) as conn, conn:
+        parts = conn.execute(
+            "SELECT period, table_name FROM event_partitions ORDER BY period"
+        ).fetchall()
+        if not parts:
+            raise ClockError(
+                f"table event_partitions in {db} lists no partition: append events first "
+                "(`contenox events list` shows them)"
+            )
+        moves: list[tuple[str, str, str]] = []
+        for period, table in parts:
+            if table != _PARTITION + str(period) or not str(period).isdigit():
+                raise ClockError(
+                    f"event_partitions in {db} registers {period!r} as {table!r}, not "
+                    f"{_PARTITION}<YYYYMMDD>; contenox changed how it names partitions — read "
+                    "the store and update harness/clock.py"
+                )
+            to = (datetime.strptime(str(period), "%Y%m%d") - timedelta(days=days)).strftime(
+                "%Y%m%d"
+            )
+            moves.append((str(period), to, str(table)))
+        for period, to, table in moves:  # oldest first: a day is vacated before it is reused
+            new = _PARTITION + to
+            rows = conn.execute(f"SELECT nid, time FROM {table}").fetchall()
+            for nid, stamp in rows:
+                moved = _parse_go(str(stamp), f"table {table}, nid {nid}, field time")
+                conn.execute(
+                    f"UPDATE {table} SET time = ? WHERE nid = ?",
+                    ((moved - timedelta(days=days)).strftime(_GO_STAMP), nid),
+                )
+            for suffix in ("ws_nid", "ws_type"):
+                conn.execute(f"DROP INDEX IF EXISTS idx_{table}_{suffix}")
+            conn.execute(f"ALTER TABLE {table} RENAME TO {new}")
+            conn.execute(f"CREATE INDEX idx_{new}_ws_nid ON {new}(workspace_id, nid)")
+            conn.execute(f"CREATE INDEX idx_{new}_ws_type ON {new}(workspace_id, type)")
+            conn.execute(
+                "UPDATE event_partitions SET period = ?, table_name = ? WHERE period = ?",
+                (to, new, period),
+            )
+    word = "day" if days == 1 else "days"
+    return (
+        f"moved the event log back {days} {word} in ~/.contenox/local.db (event_partitions, "
+        f"each {_PARTITION}<day> table and its events' time) — the days a clock would pass; "
         "every contenox process of this home is gone"
     )
