@@ -17,12 +17,19 @@ Every case is a function: it starts its stand-in beside the command.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 from datetime import timedelta
+from pathlib import Path
+
+from pytest_httpserver import HTTPServer
+from test_spec_examples import NWS_CHAIN, RESILIENT_CHAIN
 
 from harness import (
     Capabilities,
     Instance,
+    Result,
     Script,
     ToolCall,
     Turn,
@@ -33,7 +40,7 @@ from harness import (
 )
 from harness.clock import move_claim_back, move_event_log_back
 from harness.process import start_contenox
-from harness.servers.https_proxy import serve_https_proxy
+from harness.servers.https_proxy import HttpsProxy, serve_https_proxy
 from harness.servers.providers import (
     KEY,
     KEY_ENV,
@@ -462,3 +469,214 @@ def test_prune_yes_drops_the_days_older_than_the_window_without_asking_and_keeps
     assert "Pruned 1 partition(s); events from the last 1 day(s) are retained." in pruned.stdout
     # The whole old day is gone, today's events stay.
     assert sorted(_event_nids(instance)) == ["3", "4"]
+
+
+# ---------------------------------------------------------------- specification/examples.md
+
+# The one NWS operation the example's instruction names first: a point, in its path.
+NWS_OPENAPI = {
+    "openapi": "3.0.3",
+    "info": {"title": "weather.gov API (e2e stand-in)", "version": "1"},
+    "paths": {
+        "/points/{point}": {
+            "get": {
+                "operationId": "point",
+                "summary": "Returns metadata about a given latitude/longitude point",
+                "parameters": [
+                    {"name": "point", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "the point's grid"}},
+            }
+        }
+    },
+}
+POINT = "39.7456,-97.0892"
+GRID = {"properties": {"gridId": "TOP", "gridX": 32, "gridY": 81, "forecastOffice": "TOP"}}
+
+
+def _nws(instance: Instance) -> HTTPServer:
+    """A stand-in for api.weather.gov: its OpenAPI document and the `point` operation."""
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True, startup_timeout=10.0)
+    server.expect_request("/openapi.json").respond_with_json(NWS_OPENAPI)
+    server.expect_request(f"/points/{POINT}").respond_with_json(GRID)
+    server.start()
+    instance.cleanups.append(lambda: server.stop() if server.is_running() else None)
+    return server
+
+
+# A hand-written policy in ~/.contenox shadows the rendered `default` envelope (its
+# rendered file says so), the one `chat --chain` runs under: every call allowed.
+ALLOW_ALL = json.dumps({"version": 1, "default_action": "allow", "rules": []})
+
+
+def _chat_runs_tools_unasked(instance: Instance) -> None:
+    """`chat --chain` asks before a remote call and, with nobody at a terminal, is denied."""
+    instance.init()
+    (instance.home / ".contenox" / "hitl-policy-default.json").write_text(ALLOW_ALL)
+    instance.recorder.note(f"~/.contenox/hitl-policy-default.json: {ALLOW_ALL}")
+
+
+def test_example_2_calls_the_national_weather_service_at_api_weather_gov(
+    instance: Instance,
+) -> None:
+    # function: an api.weather.gov stand-in behind the HTTPS proxy
+    nws = _nws(instance)
+    proxy = serve_https_proxy(instance, {"api.weather.gov": nws.url_for("/").rstrip("/")})
+    _chat_runs_tools_unasked(instance)
+    instance.use_script(
+        Script(
+            turns=[
+                Turn(text="Looking it up.", tool_calls=[ToolCall("point", {"point": POINT})]),
+                "Topeka's office is TOP, grid 32,81.",
+            ]
+        )
+    )
+    instance.write("chain-nws.json", NWS_CHAIN)
+    # The remote-tools page's own registration of the service.
+    instance.must(
+        "tools", "add", "nws", "--url", "https://api.weather.gov", "--timeout", "15000",
+        env=proxy.env,
+    )  # fmt: skip
+    chat = instance.must(
+        "chat", "--chain", "chain-nws.json", "which NWS office covers 39.7456,-97.0892?",
+        env=proxy.env,
+    )  # fmt: skip
+    assert "Topeka's office is TOP" in chat.stdout, chat.describe()
+    seen = [f"{r.host} {r.method} {r.path} {r.status}" for r in proxy.requests()]
+    instance.recorder.probe("what the proxy carried", (), seen)
+    assert f"api.weather.gov GET /points/{POINT} 200" in seen, proxy.describe()
+    # The service's answer went back to the model as the tool's result.
+    results = [
+        m.content
+        for u in probes.captured_units(instance, probes.the_captured_run(instance))
+        for m in u.sent
+        if m.role == "tool"
+    ]
+    assert any('"gridId":"TOP"' in r.replace(" ", "") for r in results), results
+
+
+def _resilient(instance: Instance, chain: str) -> tuple[list[int], Result]:
+    """Example 3's chain on two OpenAI stand-ins: gpt-4.1 answers every request 500."""
+    nws = _nws(instance)
+    proxy = serve_https_proxy(instance, {"api.weather.gov": nws.url_for("/").rstrip("/")})
+    failing = serve_provider(
+        instance,
+        "openai",
+        Script(model="gpt-4.1", turns=["Never served."]),
+        fault=Fault("status", status=500, times=None),
+    )
+    nano = serve_provider(instance, "openai", Script(model="gpt-4.1-nano", turns=["From nano."]))
+    instance.recorder.name(failing.url, "[GPT_4_1_URL]")
+    instance.recorder.name(nano.url, "[GPT_4_1_NANO_URL]")
+    instance.recorder.name(KEY, SECRET)
+    env = {KEY_ENV: KEY, **proxy.env}
+    for name, standin in (("openai", failing), ("openai-nano", nano)):
+        instance.must(
+            "backend", "add", name, "--type", "openai", "--url", standin.base_url,
+            "--api-key-env", KEY_ENV, env=env,
+        )  # fmt: skip
+    instance.must("tools", "add", "nws", "--url", "https://api.weather.gov", env=env)
+    instance.must("config", "set", "default-provider", "openai")
+    instance.must("config", "set", "default-model", "gpt-4.1")
+    instance.write("resilient-chain.json", chain)
+
+    chat = instance.contenox("chat", "--chain", "resilient-chain.json", "hello", env=env)
+
+    # The HTTP transport retries a 5xx itself, so one task attempt is several requests:
+    # the count of gpt-4.1's requests is not the attempt count, and is not recorded.
+    tried = [bool(failing.chat_requests()), len(nano.chat_requests())]
+    instance.recorder.probe("gpt-4.1 was asked; requests to gpt-4.1-nano", (), tried)
+    return [len(failing.chat_requests()), len(nano.chat_requests())], chat
+
+
+def test_example_3_retries_and_answers_from_the_fallback_model_after_two_failures(
+    instance: Instance,
+) -> None:
+    # function: two OpenAI stand-ins — gpt-4.1 answers every request 500, gpt-4.1-nano answers
+    (primary, fallback), chat = _resilient(instance, RESILIENT_CHAIN)
+    assert chat.exit_code == 0 and "From nano." in chat.stdout, chat.describe()
+    assert primary > 1 and fallback == 1, (primary, fallback)
+
+
+def test_example_3_with_fallback_after_3_never_reaches_the_fallback_in_its_3_attempts(
+    instance: Instance,
+) -> None:
+    # function: the control — only `fallback_after` changes (2 → 3); the third attempt is
+    # still gpt-4.1's, so the threshold the example names is what sent it to the nano model
+    chain = RESILIENT_CHAIN.replace('"fallback_after": 2', '"fallback_after": 3')
+    assert chain != RESILIENT_CHAIN
+    (primary, fallback), chat = _resilient(instance, chain)
+    assert chat.exit_code != 0 and "From nano." not in chat.stdout, chat.describe()
+    assert primary > 1 and fallback == 0, (primary, fallback)
+
+
+# ---------------------------------------------------------------- contenox update
+
+# The release the stand-in publishes: a tiny program, so "installed" is visible as
+# the installed file now answering with it.
+NEW_RELEASE = b"#!/bin/sh\necho 'contenox v9.9.9 (the e2e stand-in release)'\n"
+ASSET = "contenox-linux-amd64"
+
+
+def _releases(instance: Instance, sums: str) -> HttpsProxy:
+    """GitHub stand-ins behind the proxy: v9.9.9 is the latest, its asset and SHA256SUMS."""
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True, startup_timeout=10.0)
+    server.expect_request("/repos/contenox/contenox/releases/latest").respond_with_json(
+        {"tag_name": "v9.9.9", "name": "v9.9.9", "assets": []}
+    )
+    download = "/contenox/contenox/releases/download/v9.9.9"
+    server.expect_request(f"{download}/{ASSET}").respond_with_data(
+        NEW_RELEASE, content_type="application/octet-stream"
+    )
+    server.expect_request(f"{download}/SHA256SUMS").respond_with_data(sums)
+    server.start()
+    instance.cleanups.append(lambda: server.stop() if server.is_running() else None)
+    upstream = server.url_for("/").rstrip("/")
+    return serve_https_proxy(instance, {"api.github.com": upstream, "github.com": upstream})
+
+
+def _a_copy_of_the_binary(instance: Instance) -> Path:
+    """The binary under test, copied into the scratch root: `update` replaces *this* file."""
+    copy = instance.root / "bin" / "contenox"
+    copy.parent.mkdir()
+    shutil.copy2(instance.binary, copy)
+    instance.recorder.note(
+        "the binary under test was copied to [ROOT]/bin/contenox; that copy runs"
+    )
+    return copy
+
+
+def test_update_downloads_the_latest_release_checks_its_sum_and_installs_it(
+    instance: Instance,
+) -> None:
+    # function: GitHub stand-ins behind the HTTPS proxy; a copy of the binary is replaced
+    good = hashlib.sha256(NEW_RELEASE).hexdigest()
+    proxy = _releases(instance, f"{'0' * 64}  contenox-darwin-arm64\n{good}  {ASSET}\n")
+    copy = _a_copy_of_the_binary(instance)
+
+    updated = instance.run([copy, "update"], env=proxy.env, timeout=120)
+
+    assert updated.exit_code == 0, updated.describe()
+    assert "contenox updated to v9.9.9" in updated.stdout, updated.describe()
+    now = instance.run([copy, "--version"])
+    assert "contenox v9.9.9 (the e2e stand-in release)" in now.stdout, now.describe()
+    seen = [f"{r.host} {r.method} {r.path} {r.status}" for r in proxy.requests()]
+    instance.recorder.probe("what the proxy carried", (), seen)
+    assert f"github.com GET /contenox/contenox/releases/download/v9.9.9/{ASSET} 200" in seen
+
+
+def test_update_refuses_a_download_whose_sum_does_not_match_and_installs_nothing(
+    instance: Instance,
+) -> None:
+    # function: the control — only the published sum differs
+    proxy = _releases(instance, f"{'0' * 64}  {ASSET}\n")
+    copy = _a_copy_of_the_binary(instance)
+
+    refused = instance.run([copy, "update"], env=proxy.env, timeout=120)
+
+    assert refused.exit_code != 0, refused.describe()
+    assert f"CHECKSUM MISMATCH for {ASSET}" in refused.stderr, refused.describe()
+    assert "Nothing was installed." in refused.stderr, refused.describe()
+    still = instance.run([copy, "--version"])
+    assert "v1.0.0" in still.stdout + still.stderr, still.describe()
+    assert copy.read_bytes() == Path(instance.binary).read_bytes()
