@@ -17,9 +17,12 @@ Every case is a function: it starts its stand-in beside the command.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
 import shutil
+import wave
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,16 +31,20 @@ from test_spec_examples import NWS_CHAIN, RESILIENT_CHAIN
 
 from harness import (
     Capabilities,
+    Defect,
     Instance,
     Result,
     Script,
     ToolCall,
     Turn,
+    defect,
     mission_finish,
     mission_report,
+    open_acp,
     probes,
     wait_until,
 )
+from harness.acp.client import AcpClient, PendingPrompt, PromptTurn
 from harness.clock import move_claim_back, move_event_log_back
 from harness.process import start_contenox
 from harness.servers.https_proxy import HttpsProxy, serve_https_proxy
@@ -680,3 +687,136 @@ def test_update_refuses_a_download_whose_sum_does_not_match_and_installs_nothing
     still = instance.run([copy, "--version"])
     assert "v1.0.0" in still.stdout + still.stderr, still.describe()
     assert copy.read_bytes() == Path(instance.binary).read_bytes()
+
+
+# ---------------------------------------------------------------- audio: default-audio-model
+
+
+def _wav() -> str:
+    """A tenth of a second of silence as a WAV file, base64 (what an editor attaches)."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\0\0" * 800)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _prompt_with_audio(acp: AcpClient, text: str) -> PromptTurn:
+    """``session/prompt`` carrying a text block and an ``audio/wav`` block."""
+    sid = acp.session_id
+    assert sid is not None
+    start, rulings = len(acp.messages), len(acp.editor.rulings)
+    blocks = [
+        {"type": "text", "text": text},
+        {"type": "audio", "data": _wav(), "mimeType": "audio/wav"},
+    ]
+    request = acp.request_async("session/prompt", {"sessionId": sid, "prompt": blocks})
+    return PendingPrompt(acp, text, request, start, rulings, sid).finish(timeout=120)
+
+
+def _audio_setup(instance: Instance, *, chat_hears: bool) -> ProviderStandIn:
+    """A scripted chat model (able to take audio or not) and a Gemini one that can.
+
+    ``default-audio-model`` / ``-provider`` name the Gemini model (gemini-2.5-flash,
+    an audio family) unless ``chat_hears``, where they stay unset.
+    """
+    instance.init()
+    caps = None if chat_hears else Capabilities(audio=False)
+    instance.use_script(Script(model="chat", capabilities=caps, turns=["general", "No ears."]))
+    listener = serve_provider(
+        instance, "gemini", Script(model="gemini-2.5-flash", turns=["general", "I heard silence."])
+    )
+    instance.recorder.name(listener.url, "[GEMINI_URL]")
+    instance.recorder.name(KEY, SECRET)
+    instance.must(
+        "backend", "add", "gemini", "--type", "gemini", "--url", listener.base_url,
+        "--api-key-env", KEY_ENV, env={KEY_ENV: KEY},
+    )  # fmt: skip
+    if not chat_hears:
+        instance.must("config", "set", "default-audio-model", "gemini-2.5-flash")
+        instance.must("config", "set", "default-audio-provider", "gemini")
+    return listener
+
+
+DROPPED = "contenox.droppedContent"
+
+
+def _dropped(turn: PromptTurn) -> object:
+    meta = (turn.response or {}).get("_meta")
+    return meta.get(DROPPED) if isinstance(meta, dict) else None
+
+
+@defect(
+    Defect(
+        title=(
+            "a prompt carrying audio is refused for the session's model although "
+            "default-audio-model names an audio-capable one"
+        ),
+        reproduce=(
+            'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
+            "# chat.json: model chat, capabilities {audio: false}, turns general / No ears.\n"
+            "contenox backend add scripted --type scripted-test --script ./chat.json\n"
+            "contenox config set default-provider scripted-test; "
+            "contenox config set default-model chat\n"
+            "contenox backend add gemini --type gemini --url <a Gemini endpoint> "
+            "--api-key-env GEMINI_API_KEY\n"
+            "contenox config set default-audio-model gemini-2.5-flash\n"
+            "contenox config set default-audio-provider gemini\n"
+            "# from an ACP editor (contenox acp): session/new, then session/prompt with a text "
+            'block and {"type":"audio","mimeType":"audio/wav","data":<base64 WAV>}\n'
+            "# the reply opens '⚠️  Part of the prompt never reached the model … audio' and "
+            "names default-audio-model as the fix; the result _meta carries "
+            "contenox.droppedContent {kinds: [audio]}; the Gemini endpoint is never asked"
+        ),
+        promised=(
+            'reference/config.md:107 "| `default-audio-model` | global | Model preferred for '
+            "requests carrying audio attachments, independent of `default-model`. Unset falls "
+            "back to `default-model`; audio requests resolve only to audio-capable models either "
+            'way |"'
+        ),
+        observed=(
+            "the audio is dropped before any model ('The session's model \"chat\" does not "
+            "accept audio input, so the audio was not sent … Select an audio-capable model for "
+            "this session, or set the default-audio-model config key, then resend the audio.'), "
+            "the turn is served by the chat model on the text alone, and the Gemini stand-in "
+            "serving gemini-2.5-flash receives no request — with default-audio-model already set"
+        ),
+        bears_on=(
+            'reference/config.md:108 "| `default-audio-provider` | global | Provider for the '
+            'audio model, independent of `default-provider`. Unset uses `default-provider` |"',
+            'reference/contenox-cli.md:433 "| `default-audio-model` | Model preferred for '
+            "requests carrying audio attachments, independent from `default-model`. Unset falls "
+            "back to `default-model`; audio requests resolve only to audio-capable models either "
+            'way. |"',
+            'reference/contenox-cli.md:434 "| `default-audio-provider` | Provider type for the '
+            'audio model, independent from `default-provider`. Unset uses `default-provider`. |"',
+        ),
+    )
+)
+def test_a_prompt_carrying_audio_goes_to_the_default_audio_model_on_its_own_provider(
+    instance: Instance,
+) -> None:
+    # function: an ACP editor attaches a WAV; a Gemini stand-in is the audio model
+    listener = _audio_setup(instance, chat_hears=False)
+    with open_acp(instance, env={KEY_ENV: KEY}) as acp:
+        turn = _prompt_with_audio(acp, "what do you hear?")
+    instance.recorder.probe("what the Gemini stand-in was asked", (), len(listener.chat_requests()))
+    assert _dropped(turn) is None, turn.describe()
+    assert "I heard silence." in turn.text, turn.describe()
+    bodies = json.dumps([r.json() for r in listener.chat_requests()])
+    assert '"audio/wav"' in bodies, bodies[:2000]
+
+
+def test_a_prompt_carrying_audio_reaches_an_audio_capable_session_model_when_no_audio_key_is_set(
+    instance: Instance,
+) -> None:
+    # function: the control — the session's model takes audio, the audio keys are unset
+    listener = _audio_setup(instance, chat_hears=True)
+    with open_acp(instance, env={KEY_ENV: KEY}) as acp:
+        turn = _prompt_with_audio(acp, "what do you hear?")
+    assert _dropped(turn) is None, turn.describe()
+    assert "never reached the model" not in turn.text, turn.describe()
+    assert "No ears." in turn.text, turn.describe()
+    assert listener.chat_requests() == [], listener.describe()
