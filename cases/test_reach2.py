@@ -4,11 +4,20 @@ Each case names the part it uses on its first line:
 
 - **Provider stand-ins** (harness/servers/providers.py) answer in a real provider's
   wire format and record every request: what contenox *asked the model for* (a token
-  cap, a reasoning effort) is in the request body, where the scripted-test backend
-  (which ignores both) cannot show it. A ``slow`` fault holds the first byte, which is
-  how a time budget inside contenox becomes visible as an answer that is an error.
-- **The HTTPS proxy** (harness/servers/https_proxy.py) routes a provider's fixed or
-  regional host to a stand-in, and records which host each request was for.
+  cap, a thinking level, audio) is in the request body, where the scripted-test backend
+  (which ignores them) cannot show it. A ``slow`` fault holds the first byte: a time
+  budget inside contenox becomes an answer that is an error, and a resumer can be held
+  mid-resume (after its approved call ran) to be killed there. A stand-in's cursor is
+  its own, not a process's, so a dialog continues across the asking process and the
+  one that resumes it.
+- **The HTTPS proxy** (harness/servers/https_proxy.py) routes a fixed or regional host
+  (api.weather.gov, github.com, the eu-central-1 Bedrock hosts) to a stand-in, and
+  records which host each request was for.
+- **The clock** (harness/clock.py): ten minutes of a resume claim, or days of the event
+  log, are passed in contenox's own store while no contenox process runs; everything
+  asserted is read back through contenox's commands.
+- **A real NATS server** (harness/servers/nats.py) records the engine-event bus across
+  two processes.
 - **The environment**: a per-invocation override is shown against the stored key it
   overrides, in both directions.
 
@@ -23,9 +32,11 @@ import io
 import json
 import shutil
 import wave
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from pytest_httpserver import HTTPServer
 from test_spec_examples import NWS_CHAIN, RESILIENT_CHAIN
 
@@ -48,6 +59,7 @@ from harness.acp.client import AcpClient, PendingPrompt, PromptTurn
 from harness.clock import move_claim_back, move_event_log_back
 from harness.process import start_contenox
 from harness.servers.https_proxy import HttpsProxy, serve_https_proxy
+from harness.servers.nats import CLIENT_CLOSED, CLIENT_CLOSING, NatsMessage, serve_nats
 from harness.servers.providers import (
     KEY,
     KEY_ENV,
@@ -820,3 +832,73 @@ def test_a_prompt_carrying_audio_reaches_an_audio_capable_session_model_when_no_
     assert "never reached the model" not in turn.text, turn.describe()
     assert "No ears." in turn.text, turn.describe()
     assert listener.chat_requests() == [], listener.describe()
+
+
+# ---------------------------------------------------------------- engine events: two segments
+
+BUS = "taskengine.events"
+# The asking run: the echo asks (ask_always) and the run times out on its ask. The
+# responder is then served the rest (the dialog file rewritten rewinds its cursor).
+ASKS = Script(
+    turns=[Turn(text="Echoing.", tool_calls=[ToolCall("echo", {"input": "hi"})])],
+    runs_past_end=True,
+)
+LANDS_AFTER = Script(
+    turns=[
+        Turn(tool_calls=[mission_report("result", "echoed after the verdict")]),
+        Turn(tool_calls=[mission_finish("landed")]),
+        Turn(text="Done.", optional=True),
+    ]
+)
+BRACKETS = ("chain_started", "chain_completed", "chain_failed", "chain_suspended")
+
+
+def _brackets(messages: Sequence[NatsMessage], request: str) -> list[str]:
+    """The chain-bracket kinds published on the bus under ``request``, in order."""
+    return [
+        e["kind"]
+        for e in (m.json() for m in messages if m.subject == BUS)
+        if e.get("request_id") == request and e.get("kind") in BRACKETS
+    ]
+
+
+@pytest.mark.no_transcript(
+    reason="the timed-out run's resume races its derail (quarantined in test_approvals.py): "
+    "how many runs it takes, and what each recorded, differs run to run"
+)
+def test_a_suspended_and_resumed_run_publishes_one_chain_bracket_per_segment_under_one_request_id(
+    instance: Instance,
+) -> None:
+    # function: a NATS server records the bus; the asking run times out at its ask. A
+    # timed-out run often marks its mission derailed first (the race quarantined in
+    # test_approvals.py), and a derailed mission's run is not resumed: up to twelve runs
+    # are tried until one resumes, as test_approvals.py's resume case does.
+    instance.recorder.demand_checked = False
+    instance.recorder.redact(CLIENT_CLOSING, CLIENT_CLOSED)
+    bus = serve_nats(instance)
+    env = {"CONTENOX_NATS_URL": bus.url}
+    instance.init()
+    dialog = instance.use_script(ASKS)
+    for _attempt in range(12):
+        ASKS.write(dialog)
+        before = len(bus.messages(BUS))
+        instance.contenox(
+            "run", "--policy", "ask_always", "--timeout", "3s", "echo it", env=env, timeout=60
+        )
+        [ask] = probes.approvals(instance)
+        segment = [m.json() for m in bus.messages(BUS)[before:]]
+        suspended = [e for e in segment if e.get("kind") == "chain_suspended"]
+        LANDS_AFTER.write(dialog)
+        answer = instance.contenox("approvals", "respond", ask.id, "--approve", env=env, timeout=60)
+        if answer.exit_code == 0 and suspended:
+            break
+    else:
+        raise AssertionError("no timed-out run of twelve was resumed; see the transcript")
+    [one] = suspended
+    request = one.get("request_id")
+    assert isinstance(request, str) and request, one
+    # (The condition gets the messages: it must not call back into the bus, which holds its lock.)
+    seen = bus.wait_for(lambda ms: _brackets(ms, request)[-1:] == ["chain_completed"], timeout=30)
+    mine = _brackets(seen, request)
+    instance.recorder.probe("chain brackets under the suspended run's request id", (), mine)
+    assert mine == ["chain_started", "chain_suspended", "chain_started", "chain_completed"], mine
