@@ -29,6 +29,8 @@ __all__ = [
     "MISSION_CLOCK_FIELDS",
     "ClockError",
     "local_db",
+    "move_claim_back",
+    "move_event_log_back",
     "move_firing_back",
     "move_mission_back",
     "span",
@@ -56,12 +58,12 @@ def span(by: timedelta) -> str:
     Words, not ``6h1m``: the transcript redacts Go-style durations, and the move is
     the one duration a reader must see.
     """
-    minutes = int(by.total_seconds()) // 60
+    minutes, secs = divmod(int(by.total_seconds()), 60)
     days, rest = divmod(minutes, 24 * 60)
     hours, mins = divmod(rest, 60)
-    units = ((days, "day"), (hours, "hour"), (mins, "minute"))
+    units = ((days, "day"), (hours, "hour"), (mins, "minute"), (secs, "second"))
     words = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in units if n]
-    return " ".join(words) or f"{int(by.total_seconds())} seconds"
+    return " ".join(words) or "0 seconds"
 
 
 def _parse(stamp: str, where: str) -> datetime:
@@ -188,4 +190,119 @@ def move_firing_back(home: Path, trigger: str, nid: int, by: timedelta) -> str:
         f"moved the {status} claim of trigger {trigger} on event nid {nid} back {span(by)} in "
         "~/.contenox/local.db (event_firings.updated_at) — the hours a clock would pass; every "
         "contenox process of this home is gone"
+    )
+
+
+def move_claim_back(home: Path, checkpoint: str, by: timedelta) -> str:
+    """Move the resume claim on checkpoint ``checkpoint`` back ``by`` (its ``claimed_at``).
+
+    A run suspended on an ask is checkpointed under the ask's id: the row of table
+    ``chain_checkpoints`` with that id. A resumer claims it by stamping
+    ``claimed_at`` (Go's ``time.Time.String()``); "a claim older than ten minutes" is
+    that stamp's distance from now, so only it moves. Returns the transcript's
+    sentence; raises :class:`ClockError` before writing when the row is missing or
+    holds no claim.
+    """
+    db = local_db(home)
+    where = f"table chain_checkpoints, id {checkpoint!r} in {db}"
+    if not db.is_file():
+        raise ClockError(
+            f"no contenox store at {db}: let a resumer claim the checkpoint in this home "
+            "before moving its clock"
+        )
+    with closing(sqlite3.connect(db)) as conn, conn:
+        rows = conn.execute(
+            "SELECT claimed_at FROM chain_checkpoints WHERE id = ?", (checkpoint,)
+        ).fetchall()
+        if len(rows) != 1:
+            raise ClockError(
+                f"{where}: expected one checkpoint, found {len(rows)}; pass the id of the ask "
+                "the run was suspended on (or contenox no longer keeps checkpoints there — read "
+                "the store and update harness/clock.py)"
+            )
+        [(claimed,)] = rows
+        if claimed is None:
+            raise ClockError(
+                f"{where}: the checkpoint holds no claim (claimed_at is NULL); a resumer must "
+                "have claimed it (`approvals respond` killed mid-resume) before its claim can age"
+            )
+        moved = _parse_go(str(claimed), f"{where}, field claimed_at") - by
+        conn.execute(
+            "UPDATE chain_checkpoints SET claimed_at = ? WHERE id = ?",
+            (moved.strftime(_GO_STAMP), checkpoint),
+        )
+    return (
+        f"moved the resume claim on checkpoint {checkpoint} back {span(by)} in "
+        "~/.contenox/local.db (chain_checkpoints.claimed_at) — the minutes a clock would pass; "
+        "every contenox process of this home is gone"
+    )
+
+
+_PARTITION = "event_log_"
+
+
+def move_event_log_back(home: Path, days: int) -> str:
+    """Move every day-partition of the event log back ``days`` whole days.
+
+    The log is one table per UTC day (``event_log_YYYYMMDD``), registered in
+    ``event_partitions``; prune compares a partition's day with the window, and
+    ``events list`` shows each event's ``time``. Days passing would leave the events
+    where they are and move *now*; moving each partition's day, its table's name
+    (and its two indexes'), and its events' times back instead is the same distance.
+    Every partition moves the same distance, oldest first, so a day is vacated before
+    a later partition moves onto it. Returns the transcript's sentence; raises
+    :class:`ClockError` before writing when there is no partition or one is malformed.
+    """
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ClockError(f"move the event log back a whole number of days (1, 2, …), got {days!r}")
+    db = local_db(home)
+    if not db.is_file():
+        raise ClockError(
+            f"no contenox store at {db}: let the case append events (a mission run with "
+            "opt-in-beta) in this home before moving the log's clock"
+        )
+    with closing(sqlite3.connect(db)) as conn, conn:
+        parts = conn.execute(
+            "SELECT period, table_name FROM event_partitions ORDER BY period"
+        ).fetchall()
+        if not parts:
+            raise ClockError(
+                f"table event_partitions in {db} lists no partition: append events first "
+                "(`contenox events list` shows them)"
+            )
+        moves: list[tuple[str, str, str]] = []
+        for period, table in parts:
+            if table != _PARTITION + str(period) or not str(period).isdigit():
+                raise ClockError(
+                    f"event_partitions in {db} registers {period!r} as {table!r}, not "
+                    f"{_PARTITION}<YYYYMMDD>; contenox changed how it names partitions — read "
+                    "the store and update harness/clock.py"
+                )
+            to = (datetime.strptime(str(period), "%Y%m%d") - timedelta(days=days)).strftime(
+                "%Y%m%d"
+            )
+            moves.append((str(period), to, str(table)))
+        for period, to, table in moves:  # oldest first: a day is vacated before it is reused
+            new = _PARTITION + to
+            rows = conn.execute(f"SELECT nid, time FROM {table}").fetchall()
+            for nid, stamp in rows:
+                moved = _parse_go(str(stamp), f"table {table}, nid {nid}, field time")
+                conn.execute(
+                    f"UPDATE {table} SET time = ? WHERE nid = ?",
+                    ((moved - timedelta(days=days)).strftime(_GO_STAMP), nid),
+                )
+            for suffix in ("ws_nid", "ws_type"):
+                conn.execute(f"DROP INDEX IF EXISTS idx_{table}_{suffix}")
+            conn.execute(f"ALTER TABLE {table} RENAME TO {new}")
+            conn.execute(f"CREATE INDEX idx_{new}_ws_nid ON {new}(workspace_id, nid)")
+            conn.execute(f"CREATE INDEX idx_{new}_ws_type ON {new}(workspace_id, type)")
+            conn.execute(
+                "UPDATE event_partitions SET period = ?, table_name = ? WHERE period = ?",
+                (to, new, period),
+            )
+    word = "day" if days == 1 else "days"
+    return (
+        f"moved the event log back {days} {word} in ~/.contenox/local.db (event_partitions, "
+        f"each {_PARTITION}<day> table and its events' time) — the days a clock would pass; "
+        "every contenox process of this home is gone"
     )

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.clock import ClockError, local_db, move_firing_back, move_mission_back, span
+from harness.clock import (
+    ClockError,
+    local_db,
+    move_claim_back,
+    move_event_log_back,
+    move_firing_back,
+    move_mission_back,
+    span,
+)
 
 MISSION = "da028b41-9878-4afb-a91e-093f34230a85"
 RECORD = {
@@ -112,6 +120,7 @@ def test_a_time_contenox_no_longer_writes_as_rfc3339_is_refused(tmp_path: Path) 
         (timedelta(hours=5, minutes=59), "5 hours 59 minutes"),
         (timedelta(days=30), "30 days"),
         (timedelta(seconds=5), "5 seconds"),
+        (timedelta(minutes=9, seconds=50), "9 minutes 50 seconds"),
     ],
 )
 def test_a_move_is_named_in_words(by: timedelta, words: str) -> None:
@@ -156,3 +165,146 @@ def test_a_missing_firing_claim_is_refused_naming_the_table(tmp_path: Path) -> N
 
     with pytest.raises(ClockError, match=r"table event_firings, trigger_name 'x', nid 9.*found 0"):
         move_firing_back(tmp_path, "x", 9, timedelta(hours=2))
+
+
+CLAIMED = "2026-12-04 19:07:01.582955462 +0000 UTC"
+
+
+def _checkpoints(home: Path, claims: dict[str, str | None]) -> Path:
+    db = local_db(home)
+    db.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "CREATE TABLE chain_checkpoints (id VARCHAR(255) PRIMARY KEY, schema_version INT NOT "
+            "NULL, payload TEXT NOT NULL, session_id VARCHAR(255) NOT NULL DEFAULT '', "
+            "request_id VARCHAR(255) NOT NULL DEFAULT '', failure TEXT, claimed_at TIMESTAMP, "
+            "created_at TIMESTAMP NOT NULL, updated_at TIMESTAMP NOT NULL)"
+        )
+        for cid, claimed in claims.items():
+            conn.execute(
+                "INSERT INTO chain_checkpoints VALUES (?, 1, '{}', 's', 'r', NULL, ?, 'c', 'u')",
+                (cid, claimed),
+            )
+    return db
+
+
+def test_a_resume_claim_s_claimed_at_moves_back_and_only_that_row(tmp_path: Path) -> None:
+    db = _checkpoints(tmp_path, {"ask-1": CLAIMED, "ask-2": CLAIMED})
+
+    sentence = move_claim_back(tmp_path, "ask-1", timedelta(minutes=10, seconds=10))
+
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT id, claimed_at, updated_at FROM chain_checkpoints ORDER BY id"
+        ).fetchall()
+    assert rows == [
+        ("ask-1", "2026-12-04 18:56:51.582955 +0000 UTC", "u"),
+        ("ask-2", CLAIMED, "u"),
+    ]
+    assert "back 10 minutes 10 seconds" in sentence and "claimed_at" in sentence
+
+
+def test_a_checkpoint_nobody_claimed_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    db = _checkpoints(tmp_path, {"ask-1": None})
+
+    with pytest.raises(ClockError, match=r"holds no claim \(claimed_at is NULL\)"):
+        move_claim_back(tmp_path, "ask-1", timedelta(minutes=10))
+
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT claimed_at FROM chain_checkpoints").fetchone() == (None,)
+
+
+def test_a_missing_checkpoint_is_refused_naming_the_table(tmp_path: Path) -> None:
+    _checkpoints(tmp_path, {})
+
+    with pytest.raises(ClockError, match=r"table chain_checkpoints, id 'ask-9'.*found 0"):
+        move_claim_back(tmp_path, "ask-9", timedelta(minutes=10))
+
+
+def _event_log(home: Path, days: dict[str, list[str]]) -> Path:
+    db = local_db(home)
+    db.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "CREATE TABLE event_partitions (period TEXT PRIMARY KEY, table_name TEXT NOT NULL, "
+            "created_at TIMESTAMP NOT NULL)"
+        )
+        nid = 0
+        for period, stamps in days.items():
+            table = f"event_log_{period}"
+            conn.execute(
+                f"CREATE TABLE {table} (nid INTEGER PRIMARY KEY, workspace_id TEXT NOT NULL "
+                "DEFAULT '', type TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', subject TEXT "
+                "NOT NULL DEFAULT '', time TIMESTAMP NOT NULL, data TEXT NOT NULL DEFAULT '{}', "
+                "hop INT NOT NULL DEFAULT 0)"
+            )
+            conn.execute(f"CREATE INDEX idx_{table}_ws_nid ON {table}(workspace_id, nid)")
+            conn.execute(f"CREATE INDEX idx_{table}_ws_type ON {table}(workspace_id, type)")
+            conn.execute("INSERT INTO event_partitions VALUES (?, ?, 'c')", (period, table))
+            for stamp in stamps:
+                nid += 1
+                conn.execute(
+                    f"INSERT INTO {table} (nid, workspace_id, type, time) VALUES (?, 'ws', 't', ?)",
+                    (nid, stamp),
+                )
+    return db
+
+
+def test_every_day_of_the_event_log_moves_back_with_its_table_indexes_and_times(
+    tmp_path: Path,
+) -> None:
+    db = _event_log(
+        tmp_path,
+        {
+            "20261203": ["2026-12-03 23:59:00.5 +0000 UTC"],
+            "20261204": ["2026-12-04 19:12:14.483109164 +0000 UTC"],
+        },
+    )
+
+    sentence = move_event_log_back(tmp_path, 1)
+
+    with closing(sqlite3.connect(db)) as conn:
+        parts = conn.execute(
+            "SELECT period, table_name FROM event_partitions ORDER BY 1"
+        ).fetchall()
+        old = conn.execute("SELECT nid, time FROM event_log_20261202").fetchall()
+        new = conn.execute("SELECT nid, time FROM event_log_20261203").fetchall()
+        indexes = sorted(
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
+        )
+    assert parts == [("20261202", "event_log_20261202"), ("20261203", "event_log_20261203")]
+    assert old == [(1, "2026-12-02 23:59:00.500000 +0000 UTC")]
+    assert new == [(2, "2026-12-03 19:12:14.483109 +0000 UTC")]
+    assert indexes == [
+        "idx_event_log_20261202_ws_nid",
+        "idx_event_log_20261202_ws_type",
+        "idx_event_log_20261203_ws_nid",
+        "idx_event_log_20261203_ws_type",
+    ]
+    assert "back 1 day in" in sentence
+
+
+def test_an_empty_event_log_is_refused(tmp_path: Path) -> None:
+    _event_log(tmp_path, {})
+
+    with pytest.raises(ClockError, match=r"lists no partition: append events first"):
+        move_event_log_back(tmp_path, 3)
+
+
+def test_a_partition_named_otherwise_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    db = _event_log(tmp_path, {"20261204": ["2026-12-04 19:12:14.5 +0000 UTC"]})
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE event_partitions SET table_name = 'events_20261204'")
+
+    with pytest.raises(ClockError, match=r"not event_log_<YYYYMMDD>"):
+        move_event_log_back(tmp_path, 3)
+
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT period FROM event_partitions").fetchall() == [("20261204",)]
