@@ -766,6 +766,16 @@ def _dropped(turn: PromptTurn) -> object:
             "a prompt carrying audio is refused for the session's model although "
             "default-audio-model names an audio-capable one"
         ),
+        second_reading=(
+            "2026-12-04, a second reader with only this text and the docs, in fresh scratch "
+            "homes with its own loopback Gemini stand-in and ACP client: real. Saw: the prompt "
+            "ended end_turn with _meta contenox.droppedContent {kinds: [audio]}, the reply "
+            "opened with the dropped-audio warning naming default-audio-model (already set), "
+            "and the stand-in got only its two model-list GETs, no generation request. With "
+            "gemini-2.5-flash as the session's own model the audio arrived as inlineData; with "
+            "default-audio-model unset the reply was byte-identical. Note: config.md:107-108 "
+            "and contenox-cli.md:433-434 make the promise; handlers.md:63-66 (images) agrees."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# chat.json: model chat, capabilities {audio: false}, turns general / No ears.\n"
