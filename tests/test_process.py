@@ -195,6 +195,34 @@ def test_a_hangup_reaches_a_child_of_a_runner_that_ignores_sighup() -> None:
     }
 
 
+# A runner that handles (not ignores) those signals, as pytest does SIGINT: its
+# children are spawned without a preexec_fn (harness.process), and exec resets a
+# handled signal to its default, so a hangup or interrupt still ends them.
+_HANDLING_RUNNER = _IGNORING_RUNNER.replace("signal.SIG_IGN", "lambda *_: None")
+
+
+def test_a_hangup_reaches_a_child_of_a_runner_that_handles_sighup() -> None:
+    import json
+    import subprocess
+
+    assert "lambda *_: None" in _HANDLING_RUNNER
+    repo = Path(__file__).parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", _HANDLING_RUNNER],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "process, hangup": -signal.SIGHUP,
+        "process, interrupt": -signal.SIGINT,
+        "terminal, hangup": -signal.SIGHUP,
+    }
+
+
 def test_waiting_for_output_from_a_process_that_exited_fails_at_once_naming_it() -> None:
     proc = start([sys.executable, "-c", "import sys; sys.stderr.write('other words\\n')"])
     started = time.monotonic()
