@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,38 @@ def _bytecode_for_children(tmp_path_factory: pytest.TempPathFactory) -> Iterator
         mp.delenv("PYTHONDONTWRITEBYTECODE")
         mp.setenv("PYTHONPYCACHEPREFIX", str(shared / "pycache"))
         yield
+
+
+def _not_the_tree(where: str, names: list[str]) -> set[str]:
+    # What a pytester run leaves beside the tree: its base temps and captured streams.
+    return {n for n in names if n.startswith("runpytest-") or n in ("stdout", "stderr")}
+
+
+@pytest.fixture(scope="session")
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[pytest.Pytester, str, Callable[[], None]], None]:
+    """Build a pytester tree once per process; every later test gets a copy of it.
+
+    A template database, for the pytester sessions many tests start from (the
+    goldens a ``--snapshot-update`` run recorded): ``built_once(pytester, key,
+    make)`` runs ``make()`` in ``pytester.path`` the first time ``key`` is asked
+    for, with all its assertions, and keeps the tree it left; later, the tree is
+    copied into the test's own ``pytester.path`` instead. A recording is
+    deterministic (test_snapshot_lifecycle's stable-goldens test says so), so a
+    copy is what the run would have written again. ``key`` names everything
+    ``make`` depends on; a ``make`` that fails keeps nothing, and the next test
+    builds again.
+    """
+    made: dict[str, Path] = {}
+
+    def build(pytester: pytest.Pytester, key: str, make: Callable[[], None]) -> None:
+        if key in made:
+            shutil.copytree(made[key], pytester.path, dirs_exist_ok=True)
+            return
+        make()
+        template = tmp_path_factory.mktemp("template")
+        shutil.copytree(pytester.path, template, dirs_exist_ok=True, ignore=_not_the_tree)
+        made[key] = template
+
+    return build
