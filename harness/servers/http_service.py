@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from .loopback import require_loopback
+from .loopback import QuickStopServer, require_loopback
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -267,18 +267,6 @@ def self_signed_context(directory: Path, host: str = "127.0.0.1") -> ssl.SSLCont
     return context
 
 
-class _Server(HTTPServer):
-    """pytest-httpserver's server, polling for its stop every 50 ms, not every 0.5 s.
-
-    ``stop()`` waits for the serving thread to notice; at the default poll interval
-    every case that serves one paid up to half a second at its end.
-    """
-
-    def thread_target(self) -> None:
-        assert self.server is not None
-        self.server.serve_forever(poll_interval=0.05)
-
-
 def start_http_service(
     *,
     host: str = "127.0.0.1",
@@ -294,7 +282,9 @@ def start_http_service(
     # The readiness probe is a plain urllib GET that would refuse our own self-signed
     # certificate; werkzeug has bound and is listening once start() returns anyway.
     probe = None if tls is not None else 10.0
-    server = _Server(host=host, port=0, threaded=True, startup_timeout=probe, ssl_context=tls)
+    server = QuickStopServer(
+        host=host, port=0, threaded=True, startup_timeout=probe, ssl_context=tls
+    )
     service = HttpService(server, spec if spec is not None else OPENAPI)
     server.expect_request(re.compile(".*")).respond_with_handler(service._handle)
     server.start()
