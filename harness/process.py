@@ -32,6 +32,7 @@ import contextlib
 import os
 import queue
 import re
+import select
 import signal
 import subprocess
 import threading
@@ -71,6 +72,31 @@ _DRAIN_TIMEOUT = 5.0
 
 class WaitTimeout(AssertionError):
     """:func:`wait_until` ran out of time; the message says what was awaited and what was seen."""
+
+
+def _wait_exit(popen: subprocess.Popen[bytes], timeout: float) -> None:
+    """``popen.wait(timeout)``, woken by the exit itself instead of by naps.
+
+    subprocess's ``wait(timeout)`` sleeps in a loop, up to 50 ms a nap: a command
+    that took 25 ms was seen done 10-30 ms later, and a case runs hundreds. A
+    pidfd (Linux 5.3) becomes readable the moment the process exits; where there
+    is none, this is ``popen.wait(timeout)``. Raises ``subprocess.TimeoutExpired``.
+    """
+    if popen.returncode is not None:
+        return
+    try:
+        fd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):
+        popen.wait(timeout=timeout)
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(max(timeout, 0.0) * 1000):
+            raise subprocess.TimeoutExpired(popen.args, timeout)
+    finally:
+        os.close(fd)
+    popen.wait()
 
 
 class ProcessExited(AssertionError):
@@ -413,7 +439,7 @@ class Process:
             return self._result
         self.close_stdin()
         try:
-            self._popen.wait(timeout=timeout)
+            _wait_exit(self._popen, timeout)
         except subprocess.TimeoutExpired:
             self.kill()
             result = self._finish(timed_out=True)

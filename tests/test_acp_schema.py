@@ -364,12 +364,19 @@ def test_a_message_the_schema_refuses_is_named_by_method_and_field(
 def test_the_pinned_schema_speaks_the_protocol_version_contenox_answers() -> None:
     # contenox v1.0.0 answers initialize with protocolVersion 1 (cases/test_acp_client.py).
     assert SCHEMA_PROTOCOL_VERSION == 1
+    # The harness imports the package only when it checks a message; the version it
+    # names is the pinned package's own.
+    import acp.meta
+
+    assert acp.meta.PROTOCOL_VERSION == SCHEMA_PROTOCOL_VERSION
 
 
 def test_the_package_still_salvages_outside_the_check() -> None:
-    # The strict switch is scoped to check(): acp.schema itself is unchanged for others.
+    # The strict switch is scoped to check(): acp.schema itself is unchanged for others,
+    # once check() has installed it as well as before.
     import acp.schema
 
+    assert check({"jsonrpc": "2.0", "method": "session/update", "params": {}})
     chunk = acp.schema.AgentMessageChunk.model_validate(
         {
             "sessionUpdate": "agent_message_chunk",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -179,9 +180,22 @@ def test_snapshots_are_one_yaml_file_per_case_and_stable(suite: pytest.Pytester)
     again.assert_outcomes(passed=3)
 
 
-def test_a_changed_transcript_fails_against_its_snapshot(suite: pytest.Pytester) -> None:
-    suite.makepyfile(test_area=CASES)
-    suite.runpytest_subprocess("--snapshot-update", "-k", "serves_every_turn")
+def record_serves_every_turn(
+    suite: pytest.Pytester, built_once: Callable[[pytest.Pytester, str, Callable[[], None]], None]
+) -> None:
+    """The area with the one golden of the case that serves every turn (recorded once per worker)."""
+
+    def record() -> None:
+        suite.makepyfile(test_area=CASES)
+        suite.runpytest_subprocess("--snapshot-update", "-k", "serves_every_turn")
+
+    built_once(suite, "test_case.serves_every_turn", record)
+
+
+def test_a_changed_transcript_fails_against_its_snapshot(
+    suite: pytest.Pytester, built_once: Callable[[pytest.Pytester, str, Callable[[], None]], None]
+) -> None:
+    record_serves_every_turn(suite, built_once)
     snap = next((suite.path / "__snapshots__" / "test_area").iterdir())
     snap.write_text(snap.read_text().replace("three", "THREE"))
     result = suite.runpytest_subprocess("-k", "serves_every_turn")
@@ -197,9 +211,10 @@ def test_a_changed_transcript_fails_against_its_snapshot(suite: pytest.Pytester)
     )
 
 
-def test_an_unused_snapshot_fails_the_run(suite: pytest.Pytester) -> None:
-    suite.makepyfile(test_area=CASES)
-    suite.runpytest_subprocess("--snapshot-update", "-k", "serves_every_turn")
+def test_an_unused_snapshot_fails_the_run(
+    suite: pytest.Pytester, built_once: Callable[[pytest.Pytester, str, Callable[[], None]], None]
+) -> None:
+    record_serves_every_turn(suite, built_once)
     # A dialog the test no longer registers (it used to register two).
     stale = (
         suite.path / "dialogs" / "test_area" / "test_a_run_that_serves_every_turn_passes[b].json"

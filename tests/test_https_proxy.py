@@ -32,7 +32,10 @@ class _Hello(BaseHTTPRequestHandler):
 @pytest.fixture
 def upstream() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Polling for shutdown every 50 ms, not 0.5 s: each test waited for it at its end.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,10 @@ LISTS = Case(
 
 @pytest.fixture
 def suite(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    built_once: Callable[[pytest.Pytester, str, Callable[[], None]], None],
 ) -> pytest.Pytester:
     # The fake, with its launch notice reworded while tmp_path/reword exists.
     launcher = tmp_path / "contenox"
@@ -64,9 +68,14 @@ def suite(
     monkeypatch.setenv("CONTENOX_BIN", str(launcher))
     monkeypatch.delenv("CONTENOX_E2E_KEEP", raising=False)
     pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef transcripts():\n    return True\n")
-    pytester.makepyfile(test_area=CASES)
-    result = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
-    result.assert_outcomes(passed=4)
+
+    def record() -> None:
+        pytester.makepyfile(test_area=CASES)
+        result = pytester.runpytest_subprocess("--snapshot-update", "-p", "no:randomly")
+        result.assert_outcomes(passed=4)
+
+    # Recorded once per worker; each test gets a copy of the goldens.
+    built_once(pytester, "test_review.suite", record)
     return pytester
 
 

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,13 +101,7 @@ def run(suite: pytest.Pytester, *args: str) -> pytest.RunResult:
     return suite.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", *args)
 
 
-@pytest.fixture
-def recorded(suite: pytest.Pytester) -> dict[str, str]:
-    """Both areas with their goldens written, and one stale dialog per test beside them.
-
-    A stale ``<test>[gone].json`` is what --snapshot-update deletes once its test
-    passes without recording it; every other golden must outlive any run below.
-    """
+def record(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_area=AREA, test_other=OTHER)
     result = run(suite, "--snapshot-update")
     result.assert_outcomes(passed=len(TESTS) + 1)
@@ -114,6 +109,19 @@ def recorded(suite: pytest.Pytester) -> dict[str, str]:
     for test in TESTS:
         assert f"__snapshots__/test_area/{test}.yaml" in written
     assert "dialogs/test_area/test_a_run_serves_every_turn.json" in written
+
+
+@pytest.fixture
+def recorded(
+    suite: pytest.Pytester, built_once: Callable[[pytest.Pytester, str, Callable[[], None]], None]
+) -> dict[str, str]:
+    """Both areas with their goldens written, and one stale dialog per test beside them.
+
+    A stale ``<test>[gone].json`` is what --snapshot-update deletes once its test
+    passes without recording it; every other golden must outlive any run below.
+    The recording runs once per worker (:func:`record`); each test gets a copy.
+    """
+    built_once(suite, "test_snapshot_lifecycle.recorded", lambda: record(suite))
     for test in TESTS:
         (suite.path / "dialogs" / "test_area" / f"{test}[gone].json").write_text("{}\n")
     return goldens(suite.path)

@@ -29,16 +29,15 @@ starting with ``_``) carry whatever params they like.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import acp._deserialize as _deserialize
-import acp.schema as _schema
-from acp.meta import CLIENT_METHODS, PROTOCOL_VERSION
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "KNOWN_VIOLATIONS",
@@ -52,48 +51,73 @@ __all__ = [
 
 JSON: TypeAlias = Any
 
-# The schema release the pinned package was generated from (acp/schema.py's header).
+# The schema release the pinned package was generated from (acp/schema.py's header),
+# and the protocolVersion of its acp.meta (tests/test_acp_schema.py holds the two equal).
 SCHEMA_REF = "schema-v1.19.0"
-SCHEMA_PROTOCOL_VERSION: int = PROTOCOL_VERSION
+SCHEMA_PROTOCOL_VERSION: int = 1
 
-# What the agent answers to each request the client may send (ACP's agent methods).
-RESPONSES: Mapping[str, type[BaseModel]] = {
-    "initialize": _schema.InitializeResponse,
-    "authenticate": _schema.AuthenticateResponse,
-    "logout": _schema.LogoutResponse,
-    "session/new": _schema.NewSessionResponse,
-    "session/load": _schema.LoadSessionResponse,
-    "session/list": _schema.ListSessionsResponse,
-    "session/prompt": _schema.PromptResponse,
-    "session/set_mode": _schema.SetSessionModeResponse,
-    "session/set_config_option": _schema.SetSessionConfigOptionResponse,
-    "session/fork": _schema.ForkSessionResponse,
-    "session/resume": _schema.ResumeSessionResponse,
-    "session/close": _schema.CloseSessionResponse,
-    "session/delete": _schema.DeleteSessionResponse,
-}
 
-# The params of each request the agent may make of the client.
-REQUESTS: Mapping[str, type[BaseModel]] = {
-    "session/request_permission": _schema.RequestPermissionRequest,
-    "fs/read_text_file": _schema.ReadTextFileRequest,
-    "fs/write_text_file": _schema.WriteTextFileRequest,
-    "terminal/create": _schema.CreateTerminalRequest,
-    "terminal/output": _schema.TerminalOutputRequest,
-    "terminal/release": _schema.ReleaseTerminalRequest,
-    "terminal/wait_for_exit": _schema.WaitForTerminalExitRequest,
-    "terminal/kill": _schema.KillTerminalRequest,
-}
+@dataclass(frozen=True)
+class _Tables:
+    """The package's models for each method, loaded on the first check.
 
-# The params of each notification the agent may send.
-NOTIFICATIONS: Mapping[str, type[BaseModel]] = {
-    "session/update": _schema.SessionNotification,
-    "$/cancel_request": _schema.CancelRequestNotification,
-}
+    Importing ``acp`` builds a few hundred pydantic models (about a second of
+    CPU); every pytest process imports the harness, and most never check an
+    ACP message, so the package is imported only when one is checked.
+    """
 
-# Client methods the schema names whose params this module does not model
-# (elicitation, MCP-over-ACP): their params are not checked, only the name.
-_CLIENT_METHODS = frozenset(CLIENT_METHODS.values())
+    # What the agent answers to each request the client may send (ACP's agent methods).
+    responses: Mapping[str, type[BaseModel]]
+    # The params of each request the agent may make of the client.
+    requests: Mapping[str, type[BaseModel]]
+    # The params of each notification the agent may send.
+    notifications: Mapping[str, type[BaseModel]]
+    # Client methods the schema names whose params this module does not model
+    # (elicitation, MCP-over-ACP): their params are not checked, only the name.
+    client_methods: frozenset[str]
+    error: type[BaseModel]
+
+
+@functools.cache
+def _tables() -> _Tables:
+    import acp._deserialize as _deserialize
+    import acp.schema as _schema
+    from acp.meta import CLIENT_METHODS
+
+    _strict_off(_schema, _deserialize)
+    return _Tables(
+        responses={
+            "initialize": _schema.InitializeResponse,
+            "authenticate": _schema.AuthenticateResponse,
+            "logout": _schema.LogoutResponse,
+            "session/new": _schema.NewSessionResponse,
+            "session/load": _schema.LoadSessionResponse,
+            "session/list": _schema.ListSessionsResponse,
+            "session/prompt": _schema.PromptResponse,
+            "session/set_mode": _schema.SetSessionModeResponse,
+            "session/set_config_option": _schema.SetSessionConfigOptionResponse,
+            "session/fork": _schema.ForkSessionResponse,
+            "session/resume": _schema.ResumeSessionResponse,
+            "session/close": _schema.CloseSessionResponse,
+            "session/delete": _schema.DeleteSessionResponse,
+        },
+        requests={
+            "session/request_permission": _schema.RequestPermissionRequest,
+            "fs/read_text_file": _schema.ReadTextFileRequest,
+            "fs/write_text_file": _schema.WriteTextFileRequest,
+            "terminal/create": _schema.CreateTerminalRequest,
+            "terminal/output": _schema.TerminalOutputRequest,
+            "terminal/release": _schema.ReleaseTerminalRequest,
+            "terminal/wait_for_exit": _schema.WaitForTerminalExitRequest,
+            "terminal/kill": _schema.KillTerminalRequest,
+        },
+        notifications={
+            "session/update": _schema.SessionNotification,
+            "$/cancel_request": _schema.CancelRequestNotification,
+        },
+        client_methods=frozenset(CLIENT_METHODS.values()),
+        error=_schema.Error,
+    )
 
 
 @dataclass(frozen=True)
@@ -182,26 +206,33 @@ def _at(message: Mapping[str, JSON], path: str) -> JSON:
 # -- strict validation: the package's salvaging helpers, switched off -------
 
 _STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("acp_schema_strict", default=False)
-# The package's own helpers (acp._deserialize), which acp.schema imported by name.
-_salvage = _deserialize.salvage_on_error
-_skip = _deserialize.skip_invalid_items
 
 
-def _strict_salvage(value: Any, handler: Callable[[Any], Any], fallback: Callable[[], Any]) -> Any:
-    return handler(value) if _STRICT.get() else _salvage(value, handler, fallback)
+def _strict_off(schema: Any, helpers: Any) -> None:
+    """Make the package's salvaging helpers validate instead, while check() runs.
 
+    The generated validators look ``salvage_on_error`` and ``skip_invalid_items``
+    (acp._deserialize's, imported by name) up in acp.schema's globals at call
+    time; outside check() the replacements behave exactly as the package's own.
+    """
+    salvage = helpers.salvage_on_error
+    skip = helpers.skip_invalid_items
 
-def _strict_skip(value: Any, handler: Callable[[Any], Any]) -> Any:
-    return handler(value) if _STRICT.get() else _skip(value, handler)
+    def strict_salvage(
+        value: Any, handler: Callable[[Any], Any], fallback: Callable[[], Any]
+    ) -> Any:
+        return handler(value) if _STRICT.get() else salvage(value, handler, fallback)
 
+    def strict_skip(value: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(value) if _STRICT.get() else skip(value, handler)
 
-# The generated validators look these names up in acp.schema's globals at call
-# time; outside check() they behave exactly as the package's own.
-_schema.salvage_on_error = _strict_salvage  # type: ignore[attr-defined]
-_schema.skip_invalid_items = _strict_skip  # type: ignore[attr-defined]
+    schema.salvage_on_error = strict_salvage
+    schema.skip_invalid_items = strict_skip
 
 
 def _validate(model: type[BaseModel], value: JSON) -> ValidationError | None:
+    from pydantic import ValidationError
+
     token = _STRICT.set(True)
     try:
         # JSON mode, strict: the value as it crossed the wire, no coercion.
@@ -333,9 +364,9 @@ def check(message: Mapping[str, JSON], answers: str | None = None) -> list[Viola
     if has_result == has_error:
         return [Violation(label, "(message)", "a response carries exactly one of result, error")]
     if has_error:
-        error = _validate(_schema.Error, message["error"])
+        error = _validate(_tables().error, message["error"])
         return list(_violations(label, "error", message["error"], error)) if error else []
-    model = RESPONSES.get(answers or "")
+    model = _tables().responses.get(answers or "")
     if model is None:
         return []
     error = _validate(model, message["result"])
@@ -349,13 +380,15 @@ def _check_call(message: Mapping[str, JSON], method: str) -> list[Violation]:
         return [Violation(method, "id", f"{_shown(message.get('id'))} is not a string or integer")]
     if method.startswith("_"):
         return []  # an extension method: the schema leaves its params to it
-    table, other = (REQUESTS, NOTIFICATIONS) if is_request else (NOTIFICATIONS, REQUESTS)
+    tables = _tables()
+    requests, notifications = tables.requests, tables.notifications
+    table, other = (requests, notifications) if is_request else (notifications, requests)
     model = table.get(method)
     if model is None and method in other:
         sent, expected = ("request", "notification") if is_request else ("notification", "request")
         return [Violation(method, "id", f"sent as a {sent}; the schema makes it a {expected}")]
     if model is None:
-        if method in _CLIENT_METHODS:
+        if method in tables.client_methods:
             return []
         kind = "request" if is_request else "notification"
         return [

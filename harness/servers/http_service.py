@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from .loopback import require_loopback
+from .loopback import QuickStopServer, require_loopback
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -282,7 +282,9 @@ def start_http_service(
     # The readiness probe is a plain urllib GET that would refuse our own self-signed
     # certificate; werkzeug has bound and is listening once start() returns anyway.
     probe = None if tls is not None else 10.0
-    server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=probe, ssl_context=tls)
+    server = QuickStopServer(
+        host=host, port=0, threaded=True, startup_timeout=probe, ssl_context=tls
+    )
     service = HttpService(server, spec if spec is not None else OPENAPI)
     server.expect_request(re.compile(".*")).respond_with_handler(service._handle)
     server.start()

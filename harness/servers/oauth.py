@@ -42,7 +42,7 @@ from typing import Any
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from .loopback import require_loopback
+from .loopback import QuickStopServer, require_loopback
 
 __all__ = [
     "BROWSER_NAMES",
@@ -371,7 +371,7 @@ def start_oauth_server(
     ``upstream`` forwards every other path, given a live bearer token, to that URL.
     """
     require_loopback(host)
-    server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=10.0)
+    server = QuickStopServer(host=host, port=0, threaded=True, startup_timeout=10.0)
     auth = OAuthServer(
         server, access_ttl=access_ttl, deny=deny, registration=registration, upstream=upstream
     )

@@ -63,7 +63,7 @@ from werkzeug import Request, Response
 from ..dialog import Script, ToolCall, Turn
 from ..probes.sessions import CLOSING_CALL, MISSION_FINISHED
 from . import eventstream
-from .loopback import require_loopback
+from .loopback import QuickStopServer, require_loopback
 
 if TYPE_CHECKING:
     from ..instance import Instance
@@ -1115,7 +1115,7 @@ def start_provider(
             f"token_error is an OAuth error name for the vertex stand-in, got {token_error!r} "
             f"for {protocol!r}"
         )
-    server = HTTPServer(host=host, port=0, threaded=True, startup_timeout=10.0)
+    server = QuickStopServer(host=host, port=0, threaded=True, startup_timeout=10.0)
     standin = ProviderStandIn(protocol, script, server, fault=fault, token_error=token_error)
     server.expect_request(re.compile(".*")).respond_with_handler(standin._handle)
     server.start()
