@@ -1,15 +1,15 @@
-"""How many xdist workers ``-n auto`` starts for the e2e suite: several per core.
+"""How many xdist workers ``-n auto`` starts: several per core.
 
 A case spends most of its wall time waiting on contenox, not computing: a
 ``contenox run`` of a two-turn dialog takes about 2.5 s of wall time for 0.3 s
 of CPU, because contenox polls (``run``/``mission fire --wait`` every 2 s, the
 event bus every 200 ms, approvals every second), and the harness waits on it.
-With one worker per core the cores idle most of the run; with three the same
-cases finish in about half the wall time (``tox -e bench`` prints the ratio).
+With one worker per core the cores idle much of the run (``tox -e bench``
+prints the suite's wall time at one worker per core and at more, side by side).
 
-``CONTENOX_E2E_WORKERS_PER_CORE`` (set by ``tox -e e2e``) holds the factor;
-unset, ``-n auto`` keeps xdist's own count (one per core), which is what the
-harness's own tests (``tox -e py``) use: they are CPU-bound.
+``CONTENOX_E2E_WORKERS_PER_CORE`` holds the factor: ``tox -e e2e`` sets 3 and
+``tox -e py`` 2 (the harness's own tests wait too: ACP lingers, fake builds,
+timeouts). Unset, ``-n auto`` keeps xdist's own count, one worker per core.
 """
 
 from __future__ import annotations
