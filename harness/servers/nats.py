@@ -328,14 +328,17 @@ def start_nats_server(
 
 
 # contenox's NATS client closes at exit with a few log lines (its subscriptions'
-# unsubscribe errors, the disconnect) whose order and number vary run to run: a case
-# reading contenox's stderr with a bus attached redacts them as one placeholder,
-# ``instance.recorder.redact(CLIENT_CLOSING, CLIENT_CLOSED)``.
+# unsubscribe errors, the disconnect) whose order and number vary run to run, and
+# which it sometimes does not get to log at all before it exits (seen in CI at six
+# workers: the placeholder this redaction once left was missing). A case reading
+# contenox's stderr with a bus attached drops them,
+# ``instance.recorder.redact(CLIENT_CLOSING, CLIENT_CLOSED)``: the transcript shows
+# none, so it is the same whether or not the race let them out.
 CLIENT_CLOSING = (
     r"(?m)(?:^[^\n]*(?:error unsubscribing from stream|NATS disconnected|"
     r"NATS connection closed)[^\n]*(?:\n|$))+"
 )
-CLIENT_CLOSED = "[the NATS client closes]\n"
+CLIENT_CLOSED = ""
 
 
 def serve_nats(instance: Instance, *, host: str = "127.0.0.1") -> NatsServer:
