@@ -38,6 +38,7 @@ the kind is one of :data:`SERVER_KINDS`, ``tls`` is for ``openapi`` only, and a
 from __future__ import annotations
 
 import re
+import socket
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from filelock import FileLock, Timeout
 
+from ...command import run as run_command
+from ...process import wait_until
 from ..action import Action, CaseError, _builds
 from .files import Edit, edit
 from .probes import _NOTHING, Probe, probe, unmet
@@ -189,6 +192,15 @@ class Serve(Action):
             callback.release()
 
         instance.cleanups.append(release)
+        # The lock keeps other OAuth cases off the port, not every other socket:
+        # a server or connection of another case may have been given 49152 as its
+        # ephemeral port (seen at six workers: `bind: address already in use`).
+        wait_until(
+            lambda: _callback_port_free() or None,
+            timeout=_CALLBACK_WAIT,
+            what=f"contenox's fixed OAuth callback port 127.0.0.1:{CALLBACK_PORT} to be free",
+            context=_callback_port_holders,
+        )
         mcp = serve_mcp(instance, "http", record=record)
         origin = urlsplit(mcp.url)
         ttl, deny = _OAUTH[self.server]
@@ -204,6 +216,27 @@ class Serve(Action):
 
 
 _CALLBACK_LOCK = FileLock(Path(tempfile.gettempdir()) / "contenox-e2e-oauth-callback-49152.lock")
+CALLBACK_PORT = 49152
+
+
+def _callback_port_free() -> bool:
+    """Whether contenox could listen on the callback port now (Go sets SO_REUSEADDR too)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", CALLBACK_PORT))
+        except OSError:
+            return False
+    return True
+
+
+def _callback_port_holders() -> str:
+    """Who holds the callback port, as `ss` tells it (for the failure message)."""
+    try:
+        out = run_command(["ss", "-tanp", f"( sport = :{CALLBACK_PORT} )"], timeout=10).stdout
+    except (OSError, AssertionError) as err:
+        return f"(could not run ss: {err})"
+    return out or "(ss shows no socket on the port)"
 
 
 @_builds(Serve)
