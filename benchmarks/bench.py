@@ -192,6 +192,11 @@ def suite(workers: str, ids: Path, per_core: int | None = None) -> tuple[float, 
     took = time.perf_counter() - started
     lines = [ln for ln in result.stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
     outcome = lines[-1].strip("= ") if lines else f"exit {result.exit_code}"
+    if result.exit_code != 0:
+        # A failure in a timed run is otherwise lost: keep what pytest printed.
+        kept = Path(tempfile.mkdtemp(prefix="contenox-bench-suite-")) / "output.txt"
+        kept.write_text(result.stdout + result.stderr, encoding="utf-8")
+        outcome += f" (pytest's output: {kept})"
     return took, outcome
 
 
