@@ -13,6 +13,7 @@ Every case is a function: it drives the relay, which no step type can express.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness import Instance, Script, ToolCall, Turn, route
 from harness.process import Process, start_contenox, wait_until
@@ -285,43 +286,46 @@ def test_a_host_s_capability_is_the_mcp_server_attached_not_the_disk_it_runs_on(
     assert _notes(instance, record) == [NOTE], app.messages()
 
 
-def test_the_app_answers_a_host_s_ask_through_the_relay_and_the_approved_call_runs(
-    instance: Instance,
-) -> None:
-    # function: drives the relay
+def _answer_the_host_s_ask(
+    instance: Instance, answer: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[Any], list[dict[str, Any]]]:
+    """A host's note call asks the app through the relay, answered by ``answer``.
+
+    Returns the permission requests the app saw, the prompt's response, the
+    notes the server received and every message of the app.
+    """
     relay = _paired(instance)
     record = _with_note_server(instance)
     instance.use_script(NOTE_IT)
     host, _ = _host(instance, relay, ".")
     app = _app(relay.wait_link())
     sid = _new_session(app, instance.work)
-    done = app.request("session/prompt", _prompt(sid, "note it"), timeout=90, answer=_allow)
+    done = app.request("session/prompt", _prompt(sid, "note it"), timeout=90, answer=answer)
     _stop(host)
     _seen(instance, app)
     asks = [m for m in app.messages() if m.get("method") == "session/request_permission"]
-    assert len(asks) == 1, app.messages()
-    assert asks[0]["params"]["toolCall"]["title"] == "rec.note", asks  # type: ignore[index]
+    return asks, done, _notes(instance, record), app.messages()
+
+
+def test_the_app_answers_a_host_s_ask_through_the_relay_and_the_approved_call_runs(
+    instance: Instance,
+) -> None:
+    # function: drives the relay
+    asks, done, notes, messages = _answer_the_host_s_ask(instance, _allow)
+    assert len(asks) == 1, messages
+    assert asks[0]["params"]["toolCall"]["title"] == "rec.note", asks
     assert done.get("result") == {"stopReason": "end_turn"}, done
-    assert _notes(instance, record) == [NOTE], app.messages()
+    assert notes == [NOTE], messages
 
 
 def test_the_app_denying_a_host_s_ask_through_the_relay_keeps_the_call_from_running(
     instance: Instance,
 ) -> None:
-    # function: drives the relay
-    relay = _paired(instance)
-    record = _with_note_server(instance)
-    instance.use_script(NOTE_IT)
-    host, _ = _host(instance, relay, ".")
-    app = _app(relay.wait_link())
-    sid = _new_session(app, instance.work)
-    done = app.request("session/prompt", _prompt(sid, "note it"), timeout=90, answer=_deny)
-    _stop(host)
-    _seen(instance, app)
-    asks = [m for m in app.messages() if m.get("method") == "session/request_permission"]
-    assert len(asks) == 1, app.messages()
+    # function: drives the relay (the control above: only the answer differs)
+    asks, done, notes, messages = _answer_the_host_s_ask(instance, _deny)
+    assert len(asks) == 1, messages
     assert done.get("result") == {"stopReason": "end_turn"}, done
-    assert _notes(instance, record) == [], app.messages()
+    assert notes == [], messages
 
 
 def test_naming_a_server_under_envelopes_serve_tools_lets_its_call_run_in_a_host_unasked(
