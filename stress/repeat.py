@@ -2,7 +2,7 @@
 hash seed and a ``--basetemp`` of another length, and every transcript that differed.
 
     tox -e stress                                          # all stress checks
-    python stress/repeat.py --runs 5 -n 2                  # this one alone
+    python stress/repeat.py --runs 5                       # this one alone
     python stress/repeat.py --runs 2 -n 2 cases/test_x.py  # a few files
 
 A transcript that differs from its golden fails its test ("… differs from what
@@ -42,7 +42,9 @@ def basetemp(scratch: Path, index: int) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("-n", default="2", help="xdist workers per run")
+    parser.add_argument(
+        "-n", default="auto", help="xdist workers per run (auto: harness/workers.py)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="first seed (default: random)")
     parser.add_argument("paths", nargs="*", default=["cases"], help="what to run (default: cases)")
     opts = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """A full run leaves a real ~/.contenox byte for byte as it was.
 
-    python stress/sentinel.py [-n 2] [--splits N --group K]
+    python stress/sentinel.py [-n auto] [--splits N --group K]
 
 Makes a temporary HOME holding a sentinel ``.contenox/`` (a config, a binary
 file standing in for the database, a nested file, an empty dir), runs the
@@ -49,7 +49,7 @@ def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", default="2", help="xdist workers")
+    parser.add_argument("-n", default="auto", help="xdist workers (auto: harness/workers.py)")
     parser.add_argument(
         "--splits",
         type=int,
