@@ -24,6 +24,7 @@ from harness.servers.providers import (
     Fault,
     Provider,
     ProviderError,
+    ProviderRequest,
     ProviderStandIn,
     as_provider,
     chunks,
@@ -506,3 +507,22 @@ def test_the_closing_call_after_mission_finish_reads_the_same_whether_it_was_sen
         "closing": shown[-1]["closing"],
     }
     assert "mission_finish" in shown[-1]["closing"]
+
+
+def test_a_request_the_aws_sdk_retried_says_so_in_the_listing() -> None:
+    # A Bedrock listing that gained a request (seen once at -n auto) must say
+    # whose retry it was: the SDK numbers its attempts in amz-sdk-request.
+    def request(header: str) -> dict[str, Any]:
+        return ProviderRequest(
+            method="POST",
+            path="/model/m/converse-stream",
+            query={},
+            headers={"amz-sdk-request": header},
+            body="",
+        ).shown()
+
+    assert "retry" not in request("attempt=1; max=3")
+    assert request("attempt=2; max=3")["retry"] == (
+        "AWS SDK attempt 2 of 3: the SDK retried the request before it"
+    )
+    assert "amz-sdk-request" not in request("attempt=2; max=3")["headers"]

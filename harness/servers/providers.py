@@ -221,6 +221,9 @@ class ProviderRequest:
                 for k, v in sorted(self.query.items())
             }
         out["headers"] = headers
+        retried = _sdk_retry(self.headers.get("amz-sdk-request", ""))
+        if retried:
+            out["retry"] = retried
         if self.body and self.headers.get("content-type", "").startswith(
             "application/x-www-form-urlencoded"
         ):
@@ -234,6 +237,25 @@ class ProviderRequest:
             except ValueError:
                 out["body"] = self.body
         return out
+
+
+def _sdk_retry(header: str) -> str:
+    """What an ``amz-sdk-request`` header says when it is not a first attempt, else "".
+
+    The AWS SDK numbers its attempts (``attempt=2; max=3``) and retries on its own
+    a transport failure or a retryable status; a transcript whose listing gained a
+    request then says which one was the SDK's retry, not contenox's.
+
+    >>> _sdk_retry("attempt=1; max=3")
+    ''
+    >>> _sdk_retry("attempt=2; max=3")
+    'AWS SDK attempt 2 of 3: the SDK retried the request before it'
+    """
+    fields = dict(part.strip().partition("=")[::2] for part in header.split(";") if "=" in part)
+    attempt, most = fields.get("attempt", "1"), fields.get("max", "?")
+    if attempt in ("", "1"):
+        return ""
+    return f"AWS SDK attempt {attempt} of {most}: the SDK retried the request before it"
 
 
 # --------------------------------------------------------------------------- pieces
