@@ -111,6 +111,18 @@ def _questions(instance: Instance) -> list[str]:
 @defect(
     Defect(
         title="a report filed after the firing session's process ended does not reach the inbox",
+        second_reading=(
+            "2026-12-04, a second reader with only this text and the docs, by hand with a small "
+            "ACP client: real. Saw: once 'which branch' showed in approvals list, contenox acp "
+            "was ended four ways (SIGKILL, SIGINT, SIGTERM, stdin EOF); approvals respond "
+            "--answer main exited 0, mission reports showed the mission landed with '[result] "
+            "went with main', and inbox list --all said 'Operator inbox is empty' each time, "
+            "also after acp started again. Control: the same dialog under mission fire --wait "
+            "put its report in the inbox as 'operator-fired (no session)'. Note: the binary's "
+            "own /mission confirmation says 'if this session has ended when one lands, it "
+            "waits in the operator inbox'; in 1 of 2 stdin-EOF closes the mission went "
+            "derailed ('agentinstance: instance not found') instead."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: a mission_ask_attention call {summary: 'which branch'}, as "
@@ -375,6 +387,16 @@ def test_mission_typed_into_beam_streams_the_unit_s_report_back_into_the_session
 @defect(
     Defect(
         title="a mission fired from beam writes its unit's structured log lines onto beam's screen",
+        second_reading=(
+            "2026-12-04, a second reader with only this text and the docs, by hand under "
+            "pexpect: real. Saw: no log line before /mission; after it 177 'time=… level=INFO "
+            "msg=…' lines (the unit's own: loading chain-agent-run.json, …) around the '* unit "
+            "run reported (result): slash mission home' card; beam's own log file "
+            "(~/.contenox/logs/beam-*.log) holds none of them; with --log-dir DIR the same, 151 "
+            "lines on the screen and none in DIR. Note: guide/serve.md:136 and "
+            "contenox-cli.md:741 say the same of hosts (logs go to files); no page says "
+            "otherwise."
+        ),
         reproduce=(
             'export HOME=$(mktemp -d); cd "$(mktemp -d)"; contenox init\n'
             "# dialog.json: mission_report result 'slash mission home', mission_finish landed, "
